@@ -1,0 +1,1 @@
+"""The ``infill`` command-line tool."""

@@ -1,0 +1,56 @@
+"""Model adapters. :func:`load_model` picks the right one from a name or path."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from infill.errors import ModelLoadError
+from infill.models.base import Encoding, MaskedLM
+
+__all__ = ["Encoding", "MaskedLM", "load_model"]
+
+
+def load_model(name_or_path: str, device: str | None = None, dtype: str | None = None,
+               **options) -> MaskedLM:
+    """Load a masked LM by builtin name (``builtin:english``), local path or hub id.
+
+    - ``builtin:NAME``: a model shipped in ``data/models`` (see ``infill models``);
+    - a directory with ``config.json``: a Hugging Face masked LM (ESM2 directories get the
+      protein adapter), with ``charmodel.json``: an Ithaca-style character model;
+    - a ``.pt`` file: a fair-esm checkpoint (``esm2_t6_8M_UR50D.pt``-style);
+    - otherwise a hub id (Hugging Face, or a fair-esm pretrained name such as
+      ``esm2_t6_8M_UR50D``), which needs network access.
+    """
+    name = str(name_or_path)
+    if name.startswith("builtin:"):
+        from infill.models.builtin import builtin_path
+        name = str(builtin_path(name))
+    path = Path(name).expanduser()
+    if path.is_file():
+        if path.suffix == ".pt":
+            from infill.models.esm import load_fair_esm
+            return load_fair_esm(str(path), device=device, dtype=dtype, **options)
+        raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
+                             "checkpoint or a model directory)")
+    if path.is_dir():
+        if (path / "charmodel.json").exists():
+            from infill.models.char import load_char
+            return load_char(str(path), device=device, dtype=dtype, **options)
+        if not (path / "config.json").exists():
+            raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json)")
+        model_type = json.loads((path / "config.json").read_text()).get("model_type")
+        if model_type == "esm":
+            from infill.models.esm import load_hf_esm
+            return load_hf_esm(str(path), device=device, dtype=dtype, **options)
+        from infill.models.hf import load_hf
+        return load_hf(str(path), device=device, dtype=dtype, **options)
+    if name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith(".pt"):
+        raise ModelLoadError(f"no such model file or directory: {name!r}")
+    if name.startswith("esm") and "/" not in name:
+        from infill.models.esm import load_fair_esm
+        return load_fair_esm(name, device=device, dtype=dtype, **options)
+    if name.startswith("facebook/esm"):
+        from infill.models.esm import load_hf_esm
+        return load_hf_esm(name, device=device, dtype=dtype, **options)
+    from infill.models.hf import load_hf
+    return load_hf(name, device=device, dtype=dtype, **options)

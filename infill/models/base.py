@@ -1,0 +1,143 @@
+"""The model adapter protocol: everything the search engine may ask of a masked LM.
+
+An adapter knows its tokenizer and network and nothing of search. The engine only calls
+:meth:`MaskedLM.log_probs` (one batched forward pass) and reads the ids below.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import torch
+
+from infill.errors import InputError
+
+
+@dataclass
+class Encoding:
+    """One input prepared for decoding.
+
+    ``input_ids`` holds ``mask_id`` at every gap position; ``gaps[k]`` lists the positions of
+    the k-th gap (in order); ``segments`` are the user's text pieces around the gaps
+    (``len(segments) == len(gaps) + 1``), used to render the filled text verbatim.
+    """
+
+    input_ids: list[int]
+    gaps: list[list[int]]
+    segments: list[str] = field(default_factory=list)
+
+    @property
+    def positions(self) -> list[int]:
+        """All gap positions, sorted."""
+        return sorted(p for g in self.gaps for p in g)
+
+
+class MaskedLM(ABC):
+    """A masked language model seen through the eyes of the decoder.
+
+    Attributes every adapter sets:
+      name          -- how the model was loaded (path, hub id, ``builtin:...``)
+      vocab_size    -- size of the output distribution (last dim of :meth:`log_probs`)
+      mask_id       -- the input id that marks the position being predicted
+      pad_id        -- padding input id (attention-masked out)
+      max_length    -- the longest input (in ids, specials included) the model accepts
+      special_ids   -- output ids never placed in a gap by default (SPEC §1 "Candidates")
+      default_pivot -- the HCB pivot when none is given (``mask_id`` for BERT-like models,
+                       the missing-character symbol for Ithaca-style models)
+      device        -- where :meth:`log_probs` runs
+    """
+
+    name: str
+    vocab_size: int
+    mask_id: int
+    pad_id: int
+    max_length: int
+    special_ids: frozenset[int]
+    default_pivot: int
+    device: torch.device
+
+    # ---- the one model call -------------------------------------------------------------
+    @abstractmethod
+    def log_probs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                  positions: torch.Tensor) -> torch.Tensor:
+        """log q_t(. | x) for a batch.
+
+        input_ids      -- [R, T] long (on any device)
+        attention_mask -- [R, T] bool, False at padding
+        positions      -- [R, P] long, the positions t wanted in each row
+        returns        -- [R, P, vocab_size] float32 log-probabilities (full softmax), on CPU or
+                          ``self.device``; exactly one forward pass of the network.
+        """
+
+    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               positions: torch.Tensor) -> torch.Tensor:
+        """Unnormalized output scores f_t(. | x) (same shapes as :meth:`log_probs`).
+
+        Optional: needed only by methods defined on raw logits (MRF-L, E_raw).
+        """
+        from infill.errors import ConfigError
+        raise ConfigError(f"model {self.name!r} does not expose unnormalized logits")
+
+    # ---- text <-> ids ---------------------------------------------------------------------
+    @abstractmethod
+    def tokenize(self, text: str) -> list[int]:
+        """Input ids for plain text, with the model's special tokens (cls/bos, sep/eos) added."""
+
+    @abstractmethod
+    def detokenize(self, ids: list[int]) -> str:
+        """Text for ids, special tokens dropped (inverse of :meth:`tokenize` up to normalization)."""
+
+    @abstractmethod
+    def encode(self, text: str, gap: int, marker: str = "___") -> Encoding:
+        """Turn user text with gap markers into an :class:`Encoding` (each marker -> ``gap`` masks).
+
+        Raises :class:`InputError` if the text has no gap or is longer than ``max_length``.
+        """
+
+    @abstractmethod
+    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> tuple[str, list[str]]:
+        """Return (filled text, one string per gap) for the given tokens of each gap."""
+
+    @abstractmethod
+    def token_to_id(self, token: str) -> int:
+        """Id of a token string (for ``--pivot``); raises :class:`InputError` if unknown."""
+
+    @abstractmethod
+    def id_to_token(self, token_id: int) -> str:
+        """The token string of an id."""
+
+    # ---- helpers shared by adapters -------------------------------------------------------
+    def allowed_mask(self, allow_special: bool = False) -> torch.Tensor:
+        """[vocab_size] bool: which output ids may be placed in a gap."""
+        allowed = torch.ones(self.vocab_size, dtype=torch.bool)
+        if not allow_special:
+            allowed[[i for i in self.special_ids if i < self.vocab_size]] = False
+        return allowed
+
+    def check_length(self, n_ids: int) -> None:
+        if n_ids > self.max_length:
+            raise InputError(
+                f"input is {n_ids} tokens long with its gaps, more than the model's maximum "
+                f"length {self.max_length}; shorten the text or the gap")
+
+    def resolve_pivot(self, pivot: "int | str | None") -> int:
+        """A pivot given as id, token string, or None (the model's default) -> id."""
+        if pivot is None:
+            return self.default_pivot
+        if isinstance(pivot, str):
+            return self.token_to_id(pivot)
+        if not 0 <= int(pivot) < self.vocab_size:
+            raise InputError(f"pivot id {pivot} is outside the vocabulary (size {self.vocab_size})")
+        return int(pivot)
+
+
+def split_on_marker(text: str, marker: str) -> list[str]:
+    """Split text on a gap marker; raise InputError when there is nothing to fill."""
+    if not marker:
+        raise InputError("the gap marker must not be empty")
+    if not text or not text.strip():
+        raise InputError("empty input: nothing to fill")
+    segments = text.split(marker)
+    if len(segments) < 2:
+        raise InputError(f"no gap marker {marker!r} in input: {text[:60]!r}")
+    return segments

@@ -1,0 +1,66 @@
+"""Shared fixtures: tiny HF masked LMs with random weights, saved and re-loaded through infill."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def _tokenizer():
+    from transformers import BertTokenizerFast
+    vocab = {t: i for i, t in enumerate(SPECIALS + WORDS + ["##s"])}
+    return BertTokenizerFast(vocab=vocab, do_lower_case=True)
+
+
+def _save(model, tok, path):
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def bert_dir(tmp_path_factory):
+    from transformers import BertConfig, BertForMaskedLM
+    torch.manual_seed(0)
+    tok = _tokenizer()
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=24)
+    model = BertForMaskedLM(cfg)
+    # Sharpen the random head so distributions are far from uniform (ties would hide bugs).
+    with torch.no_grad():
+        model.cls.predictions.decoder.weight.mul_(8.0)
+    return _save(model, tok, tmp_path_factory.mktemp("bert"))
+
+
+@pytest.fixture(scope="session")
+def distilbert_dir(tmp_path_factory):
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+    torch.manual_seed(1)
+    tok = _tokenizer()
+    cfg = DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                           max_position_embeddings=24)
+    model = DistilBertForMaskedLM(cfg)
+    with torch.no_grad():
+        model.vocab_projector.weight.mul_(8.0)
+    return _save(model, tok, tmp_path_factory.mktemp("distilbert"))
+
+
+@pytest.fixture(scope="session")
+def bert(bert_dir):
+    import infill
+    return infill.load_model(bert_dir, device="cpu")
+
+
+@pytest.fixture(params=["bert", "distilbert"], scope="session")
+def tiny_model(request, bert_dir, distilbert_dir):
+    import infill
+    return infill.load_model(bert_dir if request.param == "bert" else distilbert_dir, device="cpu")
+
+
+@pytest.fixture
+def offline_hub(monkeypatch):
+    """Make hub look-ups fail at once (as they would after retries without a network)."""
+    import huggingface_hub.constants as c
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
