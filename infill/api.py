@@ -51,8 +51,10 @@ def _is_single(input_ids) -> bool:
 def _search(model, inputs, gaps, scorer, order, beam_size, dedup, pivot, pivot_context,
             allow_special, sample, temperature, top_p, seed):
     if scorer == "ag":
+        if pivot is not None or sample is not None:
+            raise ConfigError("the ag decoder takes no pivot and no sampling option")
         from infill.joint import decode_ag
-        return decode_ag(model, inputs, beam_size=beam_size)
+        return decode_ag(model, inputs, beam_size=beam_size, allow_special=allow_special)
     if scorer is None:
         scorer = "standard" if sample else "hcb"
     sc = make_scorer(scorer, pivot=pivot, pivot_context=pivot_context)

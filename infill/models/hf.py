@@ -120,7 +120,7 @@ class HFMaskedLM(MaskedLM):
 
     def detokenize(self, ids) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True,
-                                     clean_up_tokenization_spaces=False).strip()
+                                     clean_up_tokenization_spaces=True).strip()
 
     def token_to_id(self, token: str) -> int:
         tid = self.tokenizer.convert_tokens_to_ids(token)
@@ -135,7 +135,7 @@ class HFMaskedLM(MaskedLM):
         if gap < 1:
             raise InputError(f"gap must be at least 1 token, got {gap}")
         segments = split_on_marker(text, marker)
-        masks = " ".join([self.tokenizer.mask_token] * gap)
+        masks = "".join([self.tokenizer.mask_token] * gap)  # no space: BPE without lstrip
         ids = self.tokenize(masks.join(segments))
         positions = [i for i, t in enumerate(ids) if t == self.mask_id]
         n_gaps = len(segments) - 1

@@ -1,0 +1,63 @@
+"""Issue 3 item 7: top-1 / top-5 exact match of HCB and standard beam search (both orders) for
+each builtin model on its held-out (test) split, gaps of 1-5 tokens / characters / residues.
+
+    python benchmarks/accuracy.py [--examples 200] [--models english,greek,protein]
+
+Writes one ``infill bench`` run per model under benchmarks/results/bench/accuracy/<model>/ and
+the combined markdown table to benchmarks/results/bench/accuracy.md.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel
+
+METHODS = ["hcb-l2r", "standard-l2r", "hcb-b2w", "standard-b2w"]
+GAPS = [1, 2, 3, 4, 5]
+UNIT = {"english": "WordPiece tokens", "greek": "characters", "protein": "residues"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", type=int, default=200)
+    ap.add_argument("--models", default=",".join(BUILTINS))
+    ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=RESULTS / "accuracy")
+    ap.add_argument("--table", type=Path, default=RESULTS / "accuracy.md")
+    ap.add_argument("--overwrite", action="store_true",
+                    help="Start the runs afresh (e.g. after a builtin model was retrained).")
+    a = ap.parse_args()
+    lines = [f"Top-1 / top-5 exact match (%) on each builtin model's test split "
+             f"(beam {a.beam}; up to {a.examples} test examples drawn with seed 0, one random "
+             "span of each gap length per example; cells: top-1 / top-5).", ""]
+    cmds = []
+    for name in a.models.split(","):
+        out = a.out / name
+        args = [name, "--model", f"builtin:{name}", "--split", "test", "--examples",
+                str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
+                ",".join(METHODS), "--beam", str(a.beam), "--topk", "1,5", "--device", "cpu",
+                "--out", rel(out), "--no-progress"]
+        args += ["--overwrite"] if a.overwrite else []
+        s = infill_bench(args)
+        cmds.append("infill bench " + " ".join(x for x in args if x != "--overwrite"))
+        c = cells(s)
+        used = s["counts"]["used"]
+        lines += [f"### builtin:{name} (gap unit: {UNIT.get(name, 'tokens')}; examples used "
+                  + ", ".join(f"n={n}: {used[str(n)]}" for n in GAPS) + ")", "",
+                  "| method | " + " | ".join(f"n={n}" for n in GAPS) + " | all |",
+                  "|---|" + "---:|" * (len(GAPS) + 1)]
+        for m in METHODS:
+            key = f"{m}/b{a.beam}"
+            row = [f"{fmt(c[(key, n)]['top1'])} / {fmt(c[(key, n)]['top5'])}"
+                   for n in GAPS + ["all"]]
+            lines.append(f"| {m} | " + " | ".join(row) + " |")
+        lines.append("")
+    lines += ["Commands:", "", "```"] + cmds + ["```", ""]
+    a.table.parent.mkdir(parents=True, exist_ok=True)
+    a.table.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Helpers shared by the benchmark scripts: run ``infill bench`` and read its summaries."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "bench"
+BUILTINS = ("english", "greek", "protein")
+
+
+def infill_bench(args: list[str]) -> dict:
+    """Run ``infill bench ARGS`` (echoing the exact command) and return its summary.json."""
+    cmd = ["infill", "bench", *args]
+    print("$ " + shlex.join(cmd), flush=True)
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    subprocess.run([sys.executable, "-m", "cli.main", "bench", *args], cwd=ROOT, env=env,
+                   check=True, stdout=subprocess.DEVNULL)
+    out = Path(args[args.index("--out") + 1])
+    out = out if out.is_absolute() else ROOT / out
+    return json.loads((out / "summary.json").read_text())
+
+
+def cells(summary: dict) -> dict[tuple[str, object], dict]:
+    """{(method key, n): cell} of a summary."""
+    return {(c["method"], c["n"]): c for c in summary["cells"]}
+
+
+def fmt(x, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,118 @@
+"""The methods grid of ``infill bench``: names -> arguments of :func:`infill.decode`.
+
+Names (``--methods``, comma separated):
+  hcb-l2r, hcb-b2w, standard-l2r, standard-b2w   beam search, scorer x order (SPEC §1)
+  scramble-l2r, scramble-b2w, swap-l2r, swap-b2w  ablations: context scramble, random token swap (§1.2)
+  pure, temp0.25, temp0.5, temp0.75, nucleus0.9   sampling baselines at matched budget (§1.1);
+                                                  any temperature ``tempT`` / nucleus ``nucleusP``
+Groups: ``beam`` (the four beam searches), ``sampling``, ``ablations``, ``all``.
+Every method runs once per beam size; HCB methods run once per pivot (default: the model's).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from infill.errors import ConfigError
+
+ORDERS = {"l2r": "left-to-right", "b2w": "best-to-worst"}
+SCORERS = {"hcb": "hcb", "standard": "standard", "std": "standard", "scramble": "scramble",
+           "swap": "swap"}
+GROUPS = {
+    "beam": ["hcb-l2r", "hcb-b2w", "standard-l2r", "standard-b2w"],
+    "sampling": ["pure", "temp0.25", "temp0.5", "temp0.75", "nucleus0.9"],
+    "ablations": ["scramble-l2r", "scramble-b2w", "swap-l2r", "swap-b2w"],
+}
+GROUPS["all"] = GROUPS["beam"] + GROUPS["sampling"] + GROUPS["ablations"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One cell of the grid: a decoder configuration."""
+
+    name: str                       # canonical method name (no beam / pivot)
+    beam: int
+    scorer: str = "hcb"
+    order: str = "left-to-right"
+    sample: str | None = None
+    temperature: float = 1.0
+    top_p: float = 0.9
+    pivot: int | None = None        # HCB pivot id (None: the model's default)
+    pivot_label: str | None = None  # the pivot's token string, for tables
+
+    @property
+    def key(self) -> str:
+        key = f"{self.name}/b{self.beam}"
+        if self.pivot is not None:
+            key += f"/pivot={self.pivot_label}"
+        return key
+
+    def decode_kwargs(self) -> dict:
+        kw = dict(scorer=self.scorer, order=self.order, beam_size=self.beam)
+        if self.sample is not None:
+            kw.update(sample=self.sample, temperature=self.temperature, top_p=self.top_p)
+        if self.pivot is not None:
+            kw["pivot"] = self.pivot
+        return kw
+
+
+def _parse_one(name: str, beam: int) -> Method:
+    if name == "pure":
+        return Method("pure", beam, scorer="standard", sample="pure")
+    m = re.fullmatch(r"temp(?:erature)?([0-9.]+)", name)
+    if m:
+        t = float(m.group(1))
+        if t <= 0:
+            raise ConfigError(f"temperature must be > 0 in method {name!r}")
+        return Method(f"temp{t:g}", beam, scorer="standard", sample="temperature", temperature=t)
+    m = re.fullmatch(r"nucleus([0-9.]*)", name)
+    if m:
+        p = float(m.group(1) or 0.9)
+        if not 0 < p <= 1:
+            raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}")
+        return Method(f"nucleus{p:g}", beam, scorer="standard", sample="nucleus", top_p=p)
+    m = re.fullmatch(r"([a-z]+)-(l2r|b2w)", name)
+    if m and m.group(1) in SCORERS:
+        scorer = SCORERS[m.group(1)]
+        return Method(f"{scorer}-{m.group(2)}", beam, scorer=scorer, order=ORDERS[m.group(2)])
+    raise ConfigError(f"unknown method {name!r}; use hcb-l2r, hcb-b2w, standard-l2r, standard-b2w, "
+                      "scramble-l2r/b2w, swap-l2r/b2w, pure, tempT, nucleusP or a group "
+                      f"({', '.join(GROUPS)})")
+
+
+def expand_names(spec: str | list[str]) -> list[str]:
+    """Comma-separated names and groups -> canonical method names, in order, without repeats."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for item in (s.strip() for s in items):
+        if not item:
+            continue
+        for name in GROUPS.get(item, [item]):
+            name = _parse_one(name, 1).name  # canonical spelling (std-l2r -> standard-l2r)
+            if name not in out:
+                out.append(name)
+    if not out:
+        raise ConfigError("no methods given")
+    return out
+
+
+def build_grid(names: list[str], beams: list[int],
+               pivots: list[tuple[int, str]] | None = None) -> list[Method]:
+    """All (method, beam, pivot) cells. ``pivots``: (id, label) pairs for the HCB methods."""
+    if not beams or any(b < 1 for b in beams):
+        raise ConfigError(f"beam sizes must be >= 1, got {beams}")
+    grid: list[Method] = []
+    for beam in beams:
+        for name in names:
+            m = _parse_one(name, beam)
+            if m.scorer == "hcb" and pivots:
+                for pid, label in pivots:
+                    grid.append(Method(m.name, beam, m.scorer, m.order, pivot=pid,
+                                       pivot_label=label))
+            else:
+                grid.append(m)
+    keys = [m.key for m in grid]
+    dup = {k for k in keys if keys.count(k) > 1}
+    if dup:
+        raise ConfigError(f"method given twice: {sorted(dup)[0]}")
+    return grid

@@ -1,0 +1,239 @@
+"""A small character-level transformer MLM (Ithaca-style) and its :class:`MaskedLM` adapter.
+
+The network: character embeddings + learned positional embeddings (-> optionally a residual
+1-D convolution over neighbouring characters, ``conv_kernel``) -> pre-norm
+``nn.TransformerEncoder`` -> layer norm -> a linear head over the *output* alphabet only (letters,
+space, numeral, punctuation, ``-`` and unknown; not the mask, padding or start symbols).
+
+On disk a model is a directory with ``charmodel.json`` (format, architecture, alphabet) and
+``model.safetensors`` (weights, stored in fp16 by default).
+
+Input conventions of :meth:`CharMaskedLM.encode`: the text is normalized
+(:func:`infill.greek.normalize`); every ``?`` is one character to restore (a run of ``?`` is one
+gap); every gap marker (``___``) becomes ``gap`` characters to restore; ``-`` is a missing
+character that stays in the input as context and is not restored.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.greek import GREEK, Alphabet, normalize
+from infill.models.base import Encoding, MaskedLM
+from infill.models.hf import resolve_device, resolve_dtype
+
+__all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "save_char", "load_char"]
+
+FORMAT = "infill-charmodel"
+VERSION = 1
+WEIGHTS = "model.safetensors"
+
+
+@dataclass
+class CharConfig:
+    """Architecture of a :class:`CharTransformer`."""
+
+    n_inputs: int = len(GREEK)        # input symbols (outputs + mask, pad, start)
+    n_outputs: int = GREEK.n_outputs  # output classes
+    pad_id: int = GREEK.pad_id
+    d_model: int = 256
+    n_layers: int = 4
+    n_heads: int = 4
+    d_ff: int = 1024
+    max_length: int = 256             # positions, start symbol included
+    dropout: float = 0.1
+    conv_kernel: int = 0              # >0: a residual 1-D convolution over neighbouring chars
+
+
+class CharTransformer(nn.Module):
+    """Transformer encoder over characters with an output head over the output alphabet."""
+
+    def __init__(self, config: CharConfig):
+        super().__init__()
+        self.config = config
+        c = config
+        self.embed = nn.Embedding(c.n_inputs, c.d_model, padding_idx=c.pad_id)
+        self.position = nn.Embedding(c.max_length, c.d_model)
+        self.dropout = nn.Dropout(c.dropout)
+        # Optional local mixing before attention: gives every position its neighbours at once
+        # (an n-gram view), which a small model otherwise needs many steps to learn.
+        self.conv = (nn.Conv1d(c.d_model, c.d_model, c.conv_kernel, padding=c.conv_kernel // 2)
+                     if c.conv_kernel else None)
+        layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout,
+                                           activation="gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, c.n_layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(c.d_model)
+        self.head = nn.Linear(c.d_model, c.n_outputs)
+        nn.init.normal_(self.embed.weight, std=0.02)
+        nn.init.normal_(self.position.weight, std=0.02)
+
+    def hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """[B, T, d_model] final hidden states (after the last layer norm)."""
+        T = input_ids.shape[1]
+        pos = torch.arange(T, device=input_ids.device)
+        keep = attention_mask.bool()
+        h = self.embed(input_ids) + self.position(pos)[None]
+        if self.conv is not None:
+            x = h.masked_fill(~keep[..., None], 0.0).transpose(1, 2)
+            h = h + nn.functional.gelu(self.conv(x)).transpose(1, 2)
+        h = self.encoder(self.dropout(h), src_key_padding_mask=~keep)
+        return self.norm(h)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """[B, T, n_outputs] logits at every position."""
+        return self.head(self.hidden(input_ids, attention_mask))
+
+
+def save_char(model: CharTransformer, path: str | Path, alphabet: Alphabet = GREEK,
+              dtype: torch.dtype = torch.float16, extra: dict | None = None) -> Path:
+    """Write ``charmodel.json`` + ``model.safetensors`` (weights cast to ``dtype``) into ``path``."""
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    meta = {"format": FORMAT, "version": VERSION, "config": asdict(model.config),
+            "alphabet": alphabet.to_dict(), "dtype": str(dtype).replace("torch.", ""),
+            **(extra or {})}
+    state = {k: v.detach().to("cpu", dtype).contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(path / WEIGHTS))
+    (path / "charmodel.json").write_text(json.dumps(meta, indent=1))
+    return path
+
+
+def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMaskedLM":
+    """Load a character model directory (what :func:`infill.load_model` calls)."""
+    from safetensors.torch import load_file
+
+    if options:
+        raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to character "
+                          f"model {str(path)!r}")
+    path = Path(path)
+    try:
+        meta = json.loads((path / "charmodel.json").read_text())
+    except (OSError, ValueError) as e:
+        raise ModelLoadError(f"cannot read {path / 'charmodel.json'}: {e}") from None
+    if meta.get("format") != FORMAT:
+        raise ModelLoadError(f"{path / 'charmodel.json'} is not an infill character model")
+    if not (path / WEIGHTS).exists():
+        raise ModelLoadError(f"character model {str(path)!r} has no {WEIGHTS}")
+    try:
+        config = CharConfig(**meta["config"])
+        alphabet = Alphabet.from_dict(meta["alphabet"])
+        model = CharTransformer(config)
+        state = load_file(str(path / WEIGHTS))
+        model.load_state_dict({k: v.float() for k, v in state.items()})
+    except (TypeError, KeyError, RuntimeError, ValueError) as e:
+        raise ModelLoadError(f"cannot load character model {str(path)!r}: {e}") from None
+    return CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
+
+
+class CharMaskedLM(MaskedLM):
+    """The :class:`MaskedLM` protocol over a :class:`CharTransformer` and its :class:`Alphabet`.
+
+    ``device`` None -> CUDA when available, else CPU; ``dtype`` None -> float32 (half only on CUDA).
+
+    ``vocab_size`` is the number of output classes; ``mask_id`` (the ``?`` symbol) is an input id
+    >= ``vocab_size``; ``default_pivot`` is ``-`` (missing), which is never a training label;
+    ``special_ids`` = {unknown, ``-``}: never placed in a gap unless ``allow_special``.
+    """
+
+    def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
+                 device=None, dtype=None):
+        if model.config.n_outputs != alphabet.n_outputs or model.config.n_inputs != len(alphabet):
+            raise ModelLoadError("character model and alphabet sizes disagree")
+        self.device = resolve_device(device)
+        self.model = model.to(self.device, resolve_dtype(dtype, self.device)).eval()
+        self.alphabet = alphabet
+        self.name = name
+        self.vocab_size = alphabet.n_outputs
+        self.mask_id = alphabet.mask_id
+        self.pad_id = alphabet.pad_id
+        self.max_length = model.config.max_length
+        self.special_ids = frozenset({alphabet.unk_id, alphabet.missing_id})
+        self.default_pivot = alphabet.missing_id
+
+    # ---- the one model call ---------------------------------------------------------------
+    @torch.inference_mode()
+    def logits(self, input_ids, attention_mask, positions):
+        ids = torch.as_tensor(input_ids, device=self.device)
+        attn = torch.as_tensor(attention_mask, device=self.device).bool()
+        pos = torch.as_tensor(positions, device=self.device).long()
+        h = self.model.hidden(ids, attn)                                   # [R, T, d]
+        h = h.gather(1, pos[..., None].expand(-1, -1, h.shape[-1]))        # [R, P, d]
+        return self.model.head(h).float()
+
+    def log_probs(self, input_ids, attention_mask, positions):
+        return torch.log_softmax(self.logits(input_ids, attention_mask, positions), dim=-1)
+
+    # ---- text <-> ids -----------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text))
+
+    def detokenize(self, ids) -> str:
+        return self.alphabet.decode(int(i) for i in ids)
+
+    def encode(self, text: str, gap: int = 1, marker: str = "___") -> Encoding:
+        """Normalize ``text``; ``?`` = one character to restore, ``marker`` = ``gap`` of them.
+
+        ``segments`` hold the normalized text between gaps, so :meth:`render` returns the
+        normalized text with the gaps restored.
+        """
+        if not marker:
+            raise InputError("the gap marker must not be empty")
+        if gap < 1:
+            raise InputError(f"gap must be >= 1, got {gap}")
+        if not text or not text.strip():
+            raise InputError("empty input: nothing to fill")
+        pieces = text.split(marker)
+        # Normalize each piece; only the text's outer ends are stripped (spaces next to a gap stay).
+        norm = [normalize(p, symbols=True, strip=False) for p in pieces]
+        norm[0] = norm[0].lstrip()
+        norm[-1] = norm[-1].rstrip()
+        a = self.alphabet
+        ids, gaps, segments, current = [a.start_id], [], [], ""
+        for k, piece in enumerate(norm):
+            run: list[int] = []
+            for c in piece:
+                if c == a.mask:
+                    if not run:
+                        segments.append(current)
+                        current = ""
+                        gaps.append(run)
+                    run.append(len(ids))
+                    ids.append(a.mask_id)
+                else:
+                    run = []
+                    current += c
+                    ids.append(a.char_to_id(c))
+            if k < len(norm) - 1:
+                segments.append(current)
+                current = ""
+                gaps.append(list(range(len(ids), len(ids) + gap)))
+                ids.extend([a.mask_id] * gap)
+        segments.append(current)
+        if not gaps:
+            raise InputError(f"nothing to restore: mark characters with '?' or a gap with "
+                             f"{marker!r}: {text[:60]!r}")
+        self.check_length(len(ids))
+        return Encoding(ids, gaps, segments)
+
+    def render(self, encoding: Encoding, gap_tokens) -> tuple[str, list[str]]:
+        fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]
+        out = encoding.segments[0]
+        for fill, seg in zip(fills, encoding.segments[1:]):
+            out += fill + seg
+        return out, fills
+
+    def token_to_id(self, token: str) -> int:
+        if token not in self.alphabet.index:
+            raise InputError(f"unknown character {token!r}; the alphabet is "
+                             f"{''.join(self.alphabet.symbols)!r}")
+        return self.alphabet.index[token]
+
+    def id_to_token(self, token_id: int) -> str:
+        return self.alphabet.symbols[int(token_id)]

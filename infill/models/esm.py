@@ -1,0 +1,428 @@
+"""Protein masked LMs: ESM2 as a fair-esm checkpoint or as a Hugging Face ``EsmForMaskedLM``.
+
+Input is a protein sequence in one-letter code. Gaps are ``___`` markers (each becomes ``gap``
+residues) or runs of ``?`` (one residue per ``?``); whitespace is ignored and lowercase letters
+are read as uppercase. Fills are restricted to the 20 standard amino acids unless the adapter
+allows the non-standard residue codes (X, B, U, Z, O) too; every other token (cls, pad, eos,
+unk, mask, alignment symbols ``.``/``-``, null slots) is a special id (SPEC §1 "Candidates").
+
+The default HCB pivot is ``<mask>``; any token can be the pivot by its string (``"<cls>"``).
+:meth:`ProteinMLM.log_probs` runs the network body once and applies the LM head only at the
+requested positions.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import warnings
+from pathlib import Path
+
+import torch
+
+from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.models.base import Encoding, MaskedLM
+from infill.models.hf import resolve_device, resolve_dtype
+
+STANDARD_AA = "ACDEFGHIKLMNPQRSTVWY"
+"""The 20 standard amino acids: the only fills by default."""
+NONSTANDARD_AA = "XBUZO"
+"""Residue codes accepted in the input (unknown, Asx, selenocysteine, Glx, pyrrolysine), filled
+only when non-standard residues are allowed."""
+
+FAIR_ESM_URL = "https://dl.fbaipublicfiles.com/fair-esm/models/{name}.pt"
+ESM_MAX_LENGTH = 1024  # ESM2's training crop: 1022 residues + <cls> + <eos>
+
+
+def _reject_options(name: str, options: dict) -> None:
+    if options:
+        raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to {name!r}")
+
+
+class ProteinMLM(MaskedLM):
+    """Text handling shared by the protein adapters; subclasses supply the network call.
+
+    ``vocab`` lists the token string of every id (ESM's 33-token alphabet).
+    """
+
+    def __init__(self, vocab: list[str], name: str, device: torch.device,
+                 max_length: int = ESM_MAX_LENGTH, allow_nonstandard: bool = False):
+        self.vocab = list(vocab)
+        self._tok2id = {t: i for i, t in enumerate(self.vocab)}
+        for tok in ("<cls>", "<pad>", "<eos>", "<mask>"):
+            if tok not in self._tok2id:
+                raise ModelLoadError(f"model {name!r} has no {tok} token: not an ESM-style vocabulary")
+        missing = [a for a in STANDARD_AA if a not in self._tok2id]
+        if missing:
+            raise ModelLoadError(f"model {name!r} lacks amino acids {''.join(missing)} in its vocabulary")
+        self.name = name
+        self.vocab_size = len(self.vocab)
+        self.mask_id = self._tok2id["<mask>"]
+        self.pad_id = self._tok2id["<pad>"]
+        self.cls_id = self._tok2id["<cls>"]
+        self.eos_id = self._tok2id["<eos>"]
+        self.max_length = max_length
+        self.default_pivot = self.mask_id
+        self.device = device
+        self.residues = frozenset(a for a in STANDARD_AA + NONSTANDARD_AA if a in self._tok2id)
+        self.allow_nonstandard = allow_nonstandard
+        self.special_ids = self._special_ids(allow_nonstandard)
+
+    def _special_ids(self, allow_nonstandard: bool) -> frozenset[int]:
+        fillable = set(STANDARD_AA) | (set(NONSTANDARD_AA) if allow_nonstandard else set())
+        return frozenset(i for i, t in enumerate(self.vocab) if t not in fillable)
+
+    def with_nonstandard(self, allow: bool = True) -> "ProteinMLM":
+        """A copy (sharing the network) whose fills may (or may not) use X, B, U, Z, O."""
+        other = copy.copy(self)
+        other.allow_nonstandard = allow
+        other.special_ids = self._special_ids(allow)
+        return other
+
+    # ---- the model call --------------------------------------------------------------------
+    def _hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """[R, T, E] final hidden states (after the last layer norm)."""
+        raise NotImplementedError
+
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Logits [..., vocab_size] from hidden states [..., E]."""
+        raise NotImplementedError
+
+    def log_probs(self, input_ids, attention_mask, positions):
+        ids = torch.as_tensor(input_ids, dtype=torch.long, device=self.device)
+        attn = torch.as_tensor(attention_mask, dtype=torch.bool, device=self.device)
+        pos = torch.as_tensor(positions, dtype=torch.long, device=self.device)
+        ids = ids.masked_fill(~attn, self.pad_id)
+        with torch.inference_mode():
+            hidden = self._hidden(ids, attn)
+            rows = torch.arange(ids.shape[0], device=self.device)[:, None]
+            logits = self._head(hidden[rows, pos]).float()
+            return torch.log_softmax(logits, dim=-1)
+
+    # ---- text <-> ids ------------------------------------------------------------------------
+    def _residue_ids(self, text: str, offset: int = 0) -> list[int]:
+        """Ids of the residues in ``text``; whitespace skipped; ``offset`` = index of text[0] in
+        the user's input (for error messages)."""
+        out = []
+        for k, ch in enumerate(text):
+            if ch.isspace():
+                continue
+            up = ch.upper()
+            if up not in self.residues:
+                raise InputError(
+                    f"invalid residue {ch!r} at position {offset + k + 1} of the sequence: expected "
+                    f"one of the 20 amino-acid letters {STANDARD_AA} (or X, B, U, Z, O), ___ or ? for gaps")
+            out.append(self._tok2id[up])
+        return out
+
+    def tokenize(self, text: str) -> list[int]:
+        return [self.cls_id] + self._residue_ids(text) + [self.eos_id]
+
+    def detokenize(self, ids) -> str:
+        drop = {self.cls_id, self.eos_id, self.pad_id}
+        return "".join(self.vocab[int(i)] for i in ids if int(i) not in drop)
+
+    def encode(self, text: str, gap: int = 1, marker: str = "___") -> Encoding:
+        """``marker`` -> ``gap`` residues to fill; each run of ``?`` -> one residue per ``?``."""
+        if not text or not text.strip():
+            raise InputError("empty input: nothing to fill")
+        if int(gap) < 1:
+            raise InputError(f"gap must be at least 1 residue, got {gap}")
+        alternatives = [r"\?+"]
+        if marker and set(marker) != {"?"}:
+            alternatives.insert(0, re.escape(marker))
+        ids, gaps, segments = [self.cls_id], [], []
+        start = 0
+        for m in re.finditer("|".join(alternatives), text):
+            segments.append(text[start:m.start()])
+            ids += self._residue_ids(text[start:m.start()], start)
+            n = len(m.group()) if m.group().startswith("?") else int(gap)
+            gaps.append(list(range(len(ids), len(ids) + n)))
+            ids += [self.mask_id] * n
+            start = m.end()
+        if not gaps:
+            raise InputError(f"no gap in input: mark residues to fill with {marker or '___'} "
+                             f"or ? (one per residue): {text[:60]!r}")
+        segments.append(text[start:])
+        ids += self._residue_ids(text[start:], start) + [self.eos_id]
+        self.check_length(len(ids))
+        return Encoding(ids, gaps, segments)
+
+    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> tuple[str, list[str]]:
+        fills = ["".join(self.vocab[int(t)] for t in toks) for toks in gap_tokens]
+        parts = [encoding.segments[0]]
+        for fill, seg in zip(fills, encoding.segments[1:]):
+            parts += [fill, seg]
+        return "".join(parts), fills
+
+    def token_to_id(self, token: str) -> int:
+        if token in self._tok2id:
+            return self._tok2id[token]
+        if len(token) == 1 and token.upper() in self._tok2id:
+            return self._tok2id[token.upper()]
+        specials = ", ".join(t for t in self.vocab if t.startswith("<") and not t.startswith("<null"))
+        raise InputError(f"unknown token {token!r} for {self.name}: use an amino-acid letter or one "
+                         f"of {specials}")
+
+    def id_to_token(self, token_id: int) -> str:
+        return self.vocab[int(token_id)]
+
+
+# ---------------------------------------------------------------------------------------------
+# fair-esm
+# ---------------------------------------------------------------------------------------------
+class FairESMMaskedLM(ProteinMLM):
+    """A fair-esm model (``esm.model.esm2.ESM2``, or ESM-1b/1v ``ProteinBertModel``) + alphabet."""
+
+    def __init__(self, model: torch.nn.Module, alphabet, name: str = "fair-esm",
+                 device=None, dtype=None, allow_nonstandard: bool = False,
+                 max_length: int = ESM_MAX_LENGTH):
+        import esm
+        if getattr(alphabet, "use_msa", False) or not isinstance(model, (esm.ESM2, esm.ProteinBertModel)):
+            raise ModelLoadError(f"{name!r} is a {type(model).__name__}; only single-sequence ESM "
+                                 "models (ESM2, ESM-1b, ESM-1v) are supported")
+        dev = resolve_device(device)
+        self.model = model.eval().to(device=dev, dtype=resolve_dtype(dtype, dev))
+        self.alphabet = alphabet
+        super().__init__(alphabet.all_toks, name, dev, max_length, allow_nonstandard)
+        if alphabet.padding_idx != self.pad_id or alphabet.mask_idx != self.mask_id:
+            raise ModelLoadError(f"inconsistent alphabet in {name!r}")
+
+    def _hidden(self, input_ids, attention_mask):
+        return esm2_hidden(self.model, input_ids)  # ESM2 only; see log_probs
+
+    def _head(self, hidden):
+        return self.model.lm_head(hidden)
+
+    def log_probs(self, input_ids, attention_mask, positions):
+        import esm
+        if isinstance(self.model, esm.ESM2):
+            return super().log_probs(input_ids, attention_mask, positions)
+        # ESM-1b/1v (ProteinBertModel): the whole forward, then the requested positions
+        ids = torch.as_tensor(input_ids, dtype=torch.long, device=self.device)
+        attn = torch.as_tensor(attention_mask, dtype=torch.bool, device=self.device)
+        pos = torch.as_tensor(positions, dtype=torch.long, device=self.device)
+        with torch.inference_mode():
+            logits = self.model(ids.masked_fill(~attn, self.pad_id))["logits"]
+            rows = torch.arange(ids.shape[0], device=self.device)[:, None]
+            return torch.log_softmax(logits[rows, pos].float(), dim=-1)
+
+
+def esm2_hidden(m, tokens: torch.Tensor) -> torch.Tensor:
+    """fair-esm ``ESM2.forward`` up to (and including) ``emb_layer_norm_after``: [B, T, E].
+
+    The same computation as fair-esm 2.0's forward, token-dropout rescaling included, without the
+    LM head (applied by the caller only where needed) and without attention-weight bookkeeping.
+    """
+    if not torch.is_inference_mode_enabled():
+        _drop_inference_rotary_tables(m)
+    padding_mask = tokens.eq(m.padding_idx)
+    x = m.embed_scale * m.embed_tokens(tokens)
+    if m.token_dropout:
+        x = x.masked_fill((tokens == m.mask_idx).unsqueeze(-1), 0.0)
+        mask_ratio_train = 0.15 * 0.8
+        src_lengths = (~padding_mask).sum(-1)
+        mask_ratio_observed = (tokens == m.mask_idx).sum(-1).to(x.dtype) / src_lengths
+        x = x * (1 - mask_ratio_train) / (1 - mask_ratio_observed)[:, None, None]
+    x = x * (1 - padding_mask.unsqueeze(-1).type_as(x))
+    x = x.transpose(0, 1)
+    key_padding = padding_mask if padding_mask.any() else None
+    for layer in m.layers:
+        x, _ = layer(x, self_attn_padding_mask=key_padding, need_head_weights=False)
+    x = m.emb_layer_norm_after(x)
+    return x.transpose(0, 1)
+
+
+def _drop_inference_rotary_tables(m) -> None:
+    """fair-esm's rotary embeddings cache cos/sin tables per sequence length; tables made under
+    ``torch.inference_mode`` (e.g. during validation) cannot be used by autograd afterwards, so
+    forget them outside inference mode (they are recomputed on the next call)."""
+    for layer in m.layers:
+        rot = getattr(layer.self_attn, "rot_emb", None)
+        cached = getattr(rot, "_cos_cached", None)
+        if cached is not None and cached.is_inference():
+            rot._seq_len_cached = None
+
+
+def _torch_load(path: Path) -> dict:
+    """torch.load with weights_only, allowing the argparse.Namespace fair-esm stores its config in."""
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+
+
+def _regression_path(path: Path) -> Path:
+    return Path(str(path.with_suffix("")) + "-contact-regression.pt")
+
+
+def _load_fair_esm_file(path: Path):
+    import esm
+    try:
+        model_data = _torch_load(path)
+    except Exception as e:  # noqa: BLE001 - any unpickling failure is a load error
+        raise ModelLoadError(f"cannot read fair-esm checkpoint {str(path)!r}: "
+                             f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(model_data, dict) or "model" not in model_data:
+        raise ModelLoadError(f"{str(path)!r} is not a fair-esm checkpoint (no 'model' entry)")
+    name = path.stem
+    if "cfg" in model_data and not name.startswith("esm2"):
+        name = "esm2_" + name  # fair-esm picks the ESM2 loader by the file-name prefix
+    regression = None
+    reg_path = _regression_path(path)
+    if reg_path.exists() and esm.pretrained._has_regression_weights(name):
+        try:
+            regression = _torch_load(reg_path)
+        except Exception as e:  # noqa: BLE001
+            raise ModelLoadError(f"cannot read contact-regression file {str(reg_path)!r}: {e}") from None
+    try:
+        with warnings.catch_warnings():
+            # Without the regression file only contact prediction is affected, not the MLM.
+            warnings.filterwarnings("ignore", message="Regression weights not found")
+            model, alphabet = esm.pretrained.load_model_and_alphabet_core(name, model_data, regression)
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).replace("\n", " ").replace("\t", " ")
+        raise ModelLoadError(f"cannot load fair-esm checkpoint {str(path)!r}: {msg[:300]}") from None
+    return model, alphabet, model_data.get("infill", {})
+
+
+def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: bool = False,
+                  **options) -> FairESMMaskedLM:
+    """Load a fair-esm checkpoint file (``esm2_t6_8M_UR50D.pt``-style) or pretrained name.
+
+    A co-located ``<stem>-contact-regression.pt`` is used when present and not required (it only
+    matters for contact prediction). A name such as ``esm2_t6_8M_UR50D`` is fetched through
+    fair-esm's torch-hub download (cached under ``torch.hub.get_dir()``), which needs network.
+    """
+    import esm
+    name = str(path_or_name)
+    _reject_options(name, options)
+    resolve_dtype(dtype, resolve_device(device))  # fail on bad options before any loading
+    path = Path(name).expanduser()
+    if path.is_file():
+        model, alphabet, meta = _load_fair_esm_file(path)
+        return FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
+                               allow_nonstandard=allow_nonstandard,
+                               max_length=int(meta.get("max_length", ESM_MAX_LENGTH)))
+    if path.suffix == ".pt" or "/" in name or "\\" in name:
+        raise ModelLoadError(f"fair-esm checkpoint {name!r} not found")
+    if not (name.startswith("esm") and callable(getattr(esm.pretrained, name, None))):
+        raise ModelLoadError(f"unknown fair-esm model name {name!r} (e.g. esm2_t6_8M_UR50D); "
+                             "or give the path of a .pt checkpoint")
+    try:
+        with torch.serialization.safe_globals([argparse.Namespace]):
+            model, alphabet = esm.pretrained.load_model_and_alphabet_hub(name)
+    except Exception as e:  # noqa: BLE001 - offline, HTTP error, corrupt download
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        url = FAIR_ESM_URL.format(name=name)
+        raise ModelLoadError(
+            f"cannot download fair-esm model {name!r} ({reason[:120]}); offline, fetch {url} "
+            f"(and {name}-contact-regression.pt) elsewhere and pass the file: --model /path/{name}.pt"
+        ) from None
+    return FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
+                           allow_nonstandard=allow_nonstandard)
+
+
+def wrap_fair_esm(model: torch.nn.Module, alphabet, name: str = "fair-esm", device=None,
+                  dtype=None, allow_nonstandard: bool = False) -> FairESMMaskedLM:
+    """Adapter for a fair-esm model already in memory (e.g. ``esm.pretrained.esm2_t6_8M_UR50D()``)."""
+    return FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
+                           allow_nonstandard=allow_nonstandard)
+
+
+def save_fair_esm(model: torch.nn.Module, alphabet_or_cfg, path: "str | Path",
+                  half: bool = False, metadata: dict | None = None) -> Path:
+    """Write an ESM2 model as a fair-esm checkpoint that ``load_model_and_alphabet_local`` reads.
+
+    ``path``'s file name must start with ``esm2`` (fair-esm chooses its ESM2 loader by it). Writes
+    ``path`` ({"model": state dict with fair-esm's key prefixes, "cfg": {"model": Namespace}}) and
+    the co-located ``<stem>-contact-regression.pt``. ``alphabet_or_cfg``: the model's fair-esm
+    Alphabet (must be ESM-1b's, the only one fair-esm's ESM2 loader builds) or a dict of metadata
+    (stored under ``"infill"`` like ``metadata``, e.g. the training recipe). ``half``: store fp16.
+    """
+    import esm
+    path = Path(path)
+    if not isinstance(model, esm.ESM2):
+        raise ConfigError(f"save_fair_esm writes ESM2 models only, got {type(model).__name__}")
+    if not path.name.startswith("esm2") or path.suffix != ".pt":
+        raise ConfigError(f"fair-esm checkpoint names must look like esm2_*.pt, got {path.name!r}")
+    meta = dict(metadata or {})
+    if isinstance(alphabet_or_cfg, esm.data.Alphabet):
+        if alphabet_or_cfg.all_toks != esm.data.Alphabet.from_architecture("ESM-1b").all_toks:
+            raise ConfigError("fair-esm's ESM2 checkpoints always use the ESM-1b alphabet")
+    elif isinstance(alphabet_or_cfg, dict):
+        meta.update(alphabet_or_cfg)
+    elif alphabet_or_cfg is not None:
+        raise ConfigError("alphabet_or_cfg must be a fair-esm Alphabet, a dict or None")
+    state, regression = {}, {}
+    for key, value in model.state_dict().items():
+        value = value.detach().cpu()
+        if half and value.is_floating_point():
+            value = value.half()
+        if key.startswith("contact_head.regression."):
+            regression[key] = value
+        elif key.startswith("lm_head."):
+            state["encoder." + key] = value
+        else:
+            state["encoder.sentence_encoder." + key] = value
+    cfg = argparse.Namespace(encoder_layers=model.num_layers, encoder_embed_dim=model.embed_dim,
+                             encoder_attention_heads=model.attention_heads,
+                             token_dropout=bool(model.token_dropout))
+    data = {"model": state, "cfg": {"model": cfg}}
+    if meta:
+        data["infill"] = meta
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(data, str(path))
+    torch.save({"model": regression}, str(_regression_path(path)))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Hugging Face EsmForMaskedLM
+# ---------------------------------------------------------------------------------------------
+class HFESMMaskedLM(ProteinMLM):
+    """A Hugging Face ``EsmForMaskedLM`` with its ``EsmTokenizer`` vocabulary."""
+
+    def __init__(self, model, vocab: list[str], name: str = "hf-esm", device=None, dtype=None,
+                 allow_nonstandard: bool = False):
+        dev = resolve_device(device)
+        self.model = model.eval().to(device=dev, dtype=resolve_dtype(dtype, dev))
+        max_len = int(getattr(model.config, "max_position_embeddings", ESM_MAX_LENGTH) or ESM_MAX_LENGTH)
+        if getattr(model.config, "position_embedding_type", "absolute") == "absolute":
+            max_len -= int(model.config.pad_token_id or 0) + 1  # learned positions start after pad
+        super().__init__(vocab, name, dev, min(max_len, ESM_MAX_LENGTH) if max_len > 0 else ESM_MAX_LENGTH,
+                         allow_nonstandard)
+        if model.config.vocab_size != len(vocab):
+            raise ModelLoadError(f"{name!r}: tokenizer has {len(vocab)} tokens, the model "
+                                 f"{model.config.vocab_size}")
+
+    def _hidden(self, input_ids, attention_mask):
+        return self.model.esm(input_ids=input_ids, attention_mask=attention_mask.long()).last_hidden_state
+
+    def _head(self, hidden):
+        return self.model.lm_head(hidden)
+
+
+def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: bool = False,
+                **options) -> HFESMMaskedLM:
+    """Load an ``EsmForMaskedLM`` directory (with its ``EsmTokenizer`` vocab.txt) or hub id."""
+    from transformers import EsmForMaskedLM, EsmTokenizer
+    from transformers.utils import logging as hf_logging
+    name = str(path_or_name)
+    _reject_options(name, options)
+    resolve_dtype(dtype, resolve_device(device))
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    local = Path(name).expanduser().is_dir()
+    try:
+        model = EsmForMaskedLM.from_pretrained(name)
+        tokenizer = EsmTokenizer.from_pretrained(name)
+    except Exception as e:  # noqa: BLE001 - offline, missing files, wrong model type
+        reason = (str(e).splitlines() or [type(e).__name__])[0][:160]
+        if local:
+            raise ModelLoadError(f"cannot load ESM model directory {name!r}: {reason}") from None
+        raise ModelLoadError(
+            f"cannot load ESM model {name!r} from the Hugging Face hub ({reason}); offline, "
+            f"download it elsewhere (e.g. `hf download {name} --local-dir DIR`) and pass the "
+            "directory: --model /path/to/dir") from None
+    vocab = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return HFESMMaskedLM(model, vocab, name=name, device=device, dtype=dtype,
+                         allow_nonstandard=allow_nonstandard)

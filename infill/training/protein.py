@@ -1,0 +1,146 @@
+"""Protein family for ``infill train protein``: an ESM2 (fair-esm ``ESM2`` class, ESM-1b alphabet)
+trained on a FASTA file and saved as a fair-esm checkpoint (``esm2_protein.pt``).
+
+Examples are ``<cls> sequence <eos>`` with the residues in upper case; letters outside the
+alphabet's residue codes become ``X``; sequences longer than ``max_length - 2`` residues are
+cropped to their first ``max_length - 2``. Only residue positions are masked; a "random token"
+replacement draws one of the 20 standard amino acids.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from infill.errors import ConfigError, InputError
+from infill.models.esm import NONSTANDARD_AA, STANDARD_AA, esm2_hidden, save_fair_esm
+from infill.training.common import Family, TrainConfig, TrainResult
+from infill.training.common import train as train_loop
+
+ARTIFACT = "esm2_protein.pt"
+"""File name of the trained model in the output directory (``infill.load_model`` reads it)."""
+
+
+def read_fasta(path: str | Path) -> list[tuple[str, str]]:
+    """(header, sequence) pairs of a FASTA file; sequence lines are joined, whitespace dropped.
+
+    Raises :class:`InputError` if the file is missing, has no record, or text before the first
+    header.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"FASTA file {str(path)!r} not found")
+    records: list[tuple[str, list[str]]] = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith(";"):
+                continue
+            if line.startswith(">"):
+                records.append((line[1:].strip(), []))
+            elif not records:
+                raise InputError(f"{path}:{lineno}: sequence text before the first '>' header; "
+                                 "is this a FASTA file?")
+            else:
+                records[-1][1].append("".join(line.split()))
+    out = [(h, "".join(parts)) for h, parts in records]
+    out = [(h, s) for h, s in out if s]
+    if not out:
+        raise InputError(f"no sequences in FASTA file {str(path)!r}")
+    return out
+
+
+class ProteinFamily(Family):
+    """ESM2 architecture on single protein sequences (see the module docstring)."""
+
+    name = "protein"
+
+    def __init__(self, layers: int = 4, hidden: int = 128, heads: int = 8, ff: int | None = None,
+                 max_length: int = 130, token_dropout: bool = True, **unsupported):
+        if unsupported:
+            raise ConfigError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in sorted(unsupported))} "
+                              "do not apply to the protein family (ESM2 uses the fixed ESM-1b alphabet)")
+        if ff is not None and ff != 4 * hidden:
+            raise ConfigError(f"ESM2's feed-forward size is 4 x hidden ({4 * hidden}); --ff {ff} "
+                              "is not supported")
+        if hidden % heads or (hidden // heads) % 2:
+            raise ConfigError(f"--hidden {hidden} must be a multiple of 2 x --heads {heads} "
+                              "(rotary embeddings need an even head size)")
+        if layers < 1 or max_length < 3:
+            raise ConfigError("need --layers >= 1 and --max-length >= 3")
+        import esm
+        self.alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
+        self.layers, self.hidden, self.heads = layers, hidden, heads
+        self.max_length, self.token_dropout = max_length, token_dropout
+        self.mask_id = self.alphabet.mask_idx
+        self.pad_id = self.alphabet.padding_idx
+        self.damage_id = None
+        tok = self.alphabet.tok_to_idx
+        self._residue_ids = torch.tensor(sorted(tok[a] for a in STANDARD_AA + NONSTANDARD_AA))
+        self._standard_ids = torch.tensor(sorted(tok[a] for a in STANDARD_AA))
+        self.n_sequences = self.n_cropped = self.n_replaced = 0
+
+    def load_examples(self, corpus, out: Path) -> list[list[int]]:
+        tok = self.alphabet.tok_to_idx
+        residues = set(STANDARD_AA + NONSTANDARD_AA)
+        examples = []
+        self.n_cropped = self.n_replaced = 0
+        keep = self.max_length - 2
+        for _, seq in read_fasta(corpus):
+            seq = seq.upper().rstrip("*")
+            if len(seq) > keep:
+                seq, self.n_cropped = seq[:keep], self.n_cropped + 1
+            ids = []
+            for ch in seq:
+                if ch not in residues:
+                    ch, self.n_replaced = "X", self.n_replaced + 1
+                ids.append(tok[ch])
+            examples.append([self.alphabet.cls_idx] + ids + [self.alphabet.eos_idx])
+        self.n_sequences = len(examples)
+        return examples
+
+    def maskable(self, ids: torch.Tensor) -> torch.Tensor:
+        return torch.isin(ids, self._residue_ids)
+
+    def random_ids(self) -> torch.Tensor:
+        return self._standard_ids.clone()
+
+    def build_model(self) -> nn.Module:
+        import esm
+        return esm.ESM2(num_layers=self.layers, embed_dim=self.hidden, attention_heads=self.heads,
+                        alphabet=self.alphabet, token_dropout=self.token_dropout)
+
+    def logits(self, model, input_ids, attention_mask, select) -> torch.Tensor:
+        hidden = esm2_hidden(model, input_ids.masked_fill(~attention_mask.bool(), self.pad_id))
+        return model.lm_head(hidden[select])
+
+    def save(self, model, out: Path) -> None:
+        save_fair_esm(model, self.alphabet, Path(out) / ARTIFACT, half=True,
+                      metadata={"max_length": self.max_length, "family": "protein",
+                                "options": self.describe()})
+
+    @classmethod
+    def from_description(cls, d: dict[str, Any]) -> "ProteinFamily":
+        """The family back from :meth:`describe` (its constructor options only)."""
+        keys = ("layers", "hidden", "heads", "max_length", "token_dropout")
+        return cls(**{k: d[k] for k in keys if k in d})
+
+    def decode(self, ids: list[int]) -> str:
+        """The residues of an example (``<cls>``/``<eos>``/padding dropped)."""
+        drop = {self.alphabet.cls_idx, self.alphabet.eos_idx, self.alphabet.padding_idx}
+        return "".join(self.alphabet.get_tok(int(i)) for i in ids if int(i) not in drop)
+
+    def describe(self) -> dict[str, Any]:
+        return {"architecture": "fair-esm ESM2", "alphabet": "ESM-1b", "layers": self.layers,
+                "hidden": self.hidden, "heads": self.heads, "ff": 4 * self.hidden,
+                "max_length": self.max_length, "token_dropout": self.token_dropout,
+                "n_sequences": self.n_sequences, "n_cropped": self.n_cropped,
+                "n_replaced_by_X": self.n_replaced, "artifact": ARTIFACT}
+
+
+def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
+    """Train an ESM2 on a FASTA ``corpus``; options: layers, hidden, heads, ff (= 4 x hidden),
+    max_length. Writes ``<out>/esm2_protein.pt`` (+ its contact-regression file)."""
+    return train_loop(ProteinFamily(**model_options), corpus, config)
