@@ -71,8 +71,8 @@ def main() -> None:
     infill.fill(lm, SENTENCES[0], gap=args.gap, beam_size=5, top_k=1)   # warm-up
     print(f"device={args.device} threads={torch.get_num_threads()} gap={args.gap} "
           f"model=bert-base config (12x768, vocab 30522)")
-    print(f"| beam | batch | completions/s | s/batch | forward calls/batch | time in forward |")
-    print(f"|---:|---:|---:|---:|---:|---:|")
+    print("| beam | batch | completions/s | s/batch | forward calls/batch | time in forward |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for beam in (5, 20):
         for batch in (1, 16):
             texts = [SENTENCES[i % len(SENTENCES)] for i in range(batch)]

@@ -7,9 +7,9 @@ import sys
 import click
 
 from cli.errors import CLIError, clean_errors
+from cli.options import device_options, gap_options, input_option, model_option
 from infill.errors import InputError
 
-DEFAULT_MODEL = "builtin:english"
 
 
 def read_inputs(texts: tuple[str, ...], input_file) -> list[str]:
@@ -53,13 +53,9 @@ def batches(items: list, size: int):
 
 @click.command()
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
-@click.option("--model", "-m", default=DEFAULT_MODEL, show_default=True,
-              help="builtin:NAME, a local model directory / checkpoint, or a hub id.")
-@click.option("--input", "-i", "input_file", type=click.File("r", encoding="utf-8"),
-              help="Read one input per line from FILE ('-' for stdin).")
-@click.option("--gap", "-g", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Tokens to fill at each gap marker.")
-@click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT.")
+@model_option
+@input_option()
+@gap_options
 @click.option("--scorer", type=click.Choice(["hcb", "standard", "scramble", "swap", "ag"]),
               default=None, help="Update rule [default: hcb; standard with --sample].")
 @click.option("--order", type=click.Choice(["left-to-right", "best-to-worst"]),
@@ -82,9 +78,7 @@ def batches(items: list, size: int):
 @click.option("--temperature", default=1.0, show_default=True, type=float)
 @click.option("--top-p", default=0.9, show_default=True, type=float)
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--device", default=None, help="cpu, cuda, cuda:N [default: cuda if available].")
-@click.option("--dtype", type=click.Choice(["float32", "bf16", "fp16"]), default=None,
-              help="Half precision on CUDA.")
+@device_options
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Inputs decoded together (one forward pass per step for the whole batch).")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines output, one object per input.")

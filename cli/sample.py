@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from cli.errors import clean_errors
-from cli.run import DEFAULT_MODEL, highlight_fills, read_inputs
+from cli.options import device_options, gap_options, input_option, model_option
+from cli.run import highlight_fills, read_inputs
 
 _ENERGY = click.Choice(["local", "raw"])
 
@@ -27,13 +28,9 @@ def _sample_json(text, model, res, top) -> dict:
 
 @click.command()
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
-@click.option("--model", "-m", default=DEFAULT_MODEL, show_default=True,
-              help="builtin:NAME, a local model directory / checkpoint, or a hub id.")
-@click.option("--input", "-i", "input_file", type=click.File("r", encoding="utf-8"),
-              help="Read one input per line from FILE ('-' for stdin).")
-@click.option("--gap", "-g", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Tokens to fill at each gap marker.")
-@click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT.")
+@model_option
+@input_option()
+@gap_options
 @click.option("--energy", type=_ENERGY, default="local", show_default=True,
               help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
 @click.option("--proposal-temperature", default=1.0, show_default=True,
@@ -65,9 +62,7 @@ def _sample_json(text, model, res, top) -> dict:
 @click.option("--top", "-k", default=10, show_default=True, type=click.IntRange(min=1),
               help="Distinct samples shown per input (most visited first).")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--device", default=None, help="cpu, cuda, cuda:N [default: cuda if available].")
-@click.option("--dtype", type=click.Choice(["float32", "bf16", "fp16"]), default=None,
-              help="Half precision on CUDA.")
+@device_options
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines output, one object per input.")
 @clean_errors
 def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, top_p, block,
@@ -114,15 +109,11 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
 
 @click.command()
 @click.argument("items", nargs=-1, metavar="[FILE | TEXT...]")
-@click.option("--model", "-m", default=DEFAULT_MODEL, show_default=True,
-              help="builtin:NAME, a local model directory / checkpoint, or a hub id.")
-@click.option("--input", "-i", "input_file", type=click.File("r", encoding="utf-8"),
-              help="Read one completion per line from FILE ('-' for stdin).")
+@model_option
+@input_option("completion")
 @click.option("--energy", type=_ENERGY, default="local", show_default=True,
               help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
-@click.option("--device", default=None, help="cpu, cuda, cuda:N [default: cuda if available].")
-@click.option("--dtype", type=click.Choice(["float32", "bf16", "fp16"]), default=None,
-              help="Half precision on CUDA.")
+@device_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (the ranking).")
 @clean_errors
 def rescore(items, model, input_file, energy, device, dtype, as_json):

@@ -23,7 +23,7 @@ class Builtin:
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("english", "english", "english",
-            "WordPiece BERT (4 layers, hidden 128, vocab 3000) trained on Tiny Shakespeare"),
+            "WordPiece BERT (2 layers, hidden 256, vocab 2000) trained on Tiny Shakespeare"),
     Builtin("greek", "greek", "greek",
             "Ithaca-style character transformer (conv + 4 layers, hidden 128) on Homer, Herodotus, "
             "Thucydides (Perseus); '?' = character to restore, '-' = missing"),

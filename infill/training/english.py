@@ -26,7 +26,6 @@ def train_tokenizer(lines: list[str], vocab_size: int, path: Path):
     """Train a cased WordPiece vocabulary on ``lines``, write ``path``/vocab.txt, return a
     ``BertTokenizerFast`` over it."""
     from tokenizers import BertWordPieceTokenizer
-    from transformers import BertTokenizerFast
 
     wp = BertWordPieceTokenizer(lowercase=False, strip_accents=False, clean_text=True)
     wp.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2,
