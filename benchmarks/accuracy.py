@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel
+from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel, write_table
 
 METHODS = ["hcb-l2r", "standard-l2r", "hcb-b2w", "standard-b2w"]
 GAPS = [1, 2, 3, 4, 5]
@@ -53,10 +53,7 @@ def main() -> None:
                    for n in GAPS + ["all"]]
             lines.append(f"| {m} | " + " | ".join(row) + " |")
         lines.append("")
-    lines += ["Commands:", "", "```"] + cmds + ["```", ""]
-    a.table.parent.mkdir(parents=True, exist_ok=True)
-    a.table.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_table(lines, cmds, a.table)
 
 
 if __name__ == "__main__":

@@ -40,3 +40,11 @@ def rel(path: Path) -> str:
         return str(path.relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+def write_table(lines: list[str], cmds: list[str], table: Path) -> None:
+    """Append the exact commands to a markdown table, write it to ``table`` and print it."""
+    lines = lines + ["Commands:", "", "```"] + cmds + ["```", ""]
+    table.parent.mkdir(parents=True, exist_ok=True)
+    table.write_text("\n".join(lines))
+    print("\n".join(lines))

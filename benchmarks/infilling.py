@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel
+from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel, write_table
 
 GAPS = [2, 3, 4, 5]
 
@@ -57,10 +57,7 @@ def main() -> None:
             lines.append(f"| {m} | " + " | ".join(row) + f" | {fmt(allc['bleu'])} | "
                          f"{fmt(allc['forward_calls_per_example'], 2)} |")
         lines.append("")
-    lines += ["Commands:", "", "```"] + cmds + ["```", ""]
-    a.table.parent.mkdir(parents=True, exist_ok=True)
-    a.table.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_table(lines, cmds, a.table)
 
 
 if __name__ == "__main__":

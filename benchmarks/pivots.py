@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common import RESULTS, fmt, infill_bench, rel
+from common import RESULTS, fmt, infill_bench, rel, write_table
 
 GAPS = [2, 3, 4, 5]
 
@@ -51,10 +51,7 @@ def main() -> None:
             lines.append(f"| `{c['pivot']}` | {fmt(c['top1'])} | "
                          + " | ".join(fmt(by[(c['method'], n)]['top1']) for n in GAPS) + " |")
         lines.append("")
-    lines += ["Commands:", "", "```"] + cmds + ["```", ""]
-    a.table.parent.mkdir(parents=True, exist_ok=True)
-    a.table.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_table(lines, cmds, a.table)
 
 
 if __name__ == "__main__":
