@@ -45,6 +45,9 @@ class Scorer(ABC):
     def update(self, step: Step) -> torch.Tensor:
         """[R, V] score increments, one per candidate token at the position being filled."""
 
+    def prepare(self, allowed: torch.Tensor) -> None:
+        """Called by the engine before decoding with the [V] mask of placeable tokens."""
+
     def end_batch(self, n_inputs: int) -> None:
         """Called by the engine after each decoded batch (stateful scorers hook in here)."""
 
@@ -126,7 +129,11 @@ class RandomSwapScorer(Scorer):
     pivot_context = "mask"
 
     def __init__(self, candidates: torch.Tensor | None = None):
-        self.candidates = candidates  # [K] ids to draw u from; set by the engine if None
+        self.candidates = candidates  # [K] ids to draw u from; None: the placeable tokens
+
+    def prepare(self, allowed: torch.Tensor) -> None:
+        if self.candidates is None:
+            self.candidates = allowed.nonzero().squeeze(1)
 
     def update(self, step: Step) -> torch.Tensor:
         cand = self.candidates.to(step.logq.device)

@@ -91,8 +91,7 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], scorer: Scorer
     allowed = model.allowed_mask(allow_special).to(dev)
     if not allowed.any():
         raise ConfigError("no token may be placed in a gap (every candidate is special)")
-    if getattr(scorer, "candidates", 0) is None:     # random-swap ablation draws u among candidates
-        scorer.candidates = allowed.nonzero().squeeze(1)
+    scorer.prepare(allowed)
     inject = scorer.needs_pivot_pass(pivots[slot_ok], model.mask_id)
     gen = torch.Generator().manual_seed(seed)
 
