@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import torch
 
 from infill.errors import ConfigError, InputError
-from infill.models.base import MaskedLM
+from infill.models.base import MaskedLM, pad_batch
 
 JOINT_NAMES = ("MLM", "MRF-L", "MRF", "HCB", "AG")
 
@@ -255,12 +255,7 @@ def _forward(model: MaskedLM, rows: list[list[int]], positions: list[list[int]],
     lps, lgs = [], []
     for s in range(0, len(rows), batch_size):
         chunk, pos = rows[s:s + batch_size], positions[s:s + batch_size]
-        T = max(len(r) for r in chunk)
-        ids = torch.full((len(chunk), T), model.pad_id, dtype=torch.long)
-        attn = torch.zeros((len(chunk), T), dtype=torch.bool)
-        for r, seq in enumerate(chunk):
-            ids[r, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-            attn[r, :len(seq)] = True
+        ids, attn = pad_batch(chunk, model.pad_id)
         p = torch.tensor(pos, dtype=torch.long)
         with torch.inference_mode():
             if want_logits:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from infill.errors import ConfigError, InputError
-from infill.models.base import MaskedLM
+from infill.models.base import MaskedLM, pad_batch
 
 __all__ = [
     "ENERGIES", "ChainResult", "Sample", "SampleResult", "energy", "log_acceptance", "mh",
@@ -150,13 +150,7 @@ def _as_batch(model: MaskedLM, input_ids) -> tuple[torch.Tensor, torch.Tensor]:
         seqs = [s.tolist() if isinstance(s, torch.Tensor) else list(s) for s in seqs]
     if not seqs or any(len(s) == 0 for s in seqs):
         raise InputError("nothing to score: empty sequence")
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), model.pad_id, dtype=torch.long)
-    attn = torch.zeros((len(seqs), width), dtype=torch.bool)
-    for r, s in enumerate(seqs):
-        ids[r, : len(s)] = torch.tensor(s, dtype=torch.long)
-        attn[r, : len(s)] = True
-    return ids, attn
+    return pad_batch(seqs, model.pad_id)
 
 
 @torch.inference_mode()

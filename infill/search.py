@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from infill.errors import ConfigError, InfillError, InputError
-from infill.models.base import MaskedLM
+from infill.models.base import MaskedLM, pad_batch
 from infill.sampling import Sampler
 from infill.scoring import Scorer, Step
 
@@ -74,17 +74,9 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], scorer: Scorer
         model.check_length(len(x))
         for t in g:
             x[t] = model.mask_id
-    N, T, P = len(seqs), max(map(len, seqs)), max(map(len, gaps))
-
-    base = torch.full((N, T), model.pad_id, dtype=torch.long)
-    attn = torch.zeros((N, T), dtype=torch.bool)
-    slots = torch.zeros((N, P), dtype=torch.long)
-    slot_ok = torch.zeros((N, P), dtype=torch.bool)
-    for i, (x, g) in enumerate(zip(seqs, gaps)):
-        base[i, :len(x)] = torch.tensor(x)
-        attn[i, :len(x)] = True
-        slots[i, :len(g)] = torch.tensor(g)
-        slot_ok[i, :len(g)] = True
+    base, attn = pad_batch(seqs, model.pad_id)       # [N, T]
+    slots, slot_ok = pad_batch(gaps, 0)              # [N, P] gap positions of each input
+    N, P = slots.shape
     n_gaps = slot_ok.sum(1)
     pivots = _resolve_pivots(model, scorer.pivot, n_gaps.tolist(), P)
     base, attn, slots, slot_ok, n_gaps, pivots = (t.to(dev) for t in (base, attn, slots, slot_ok, n_gaps, pivots))

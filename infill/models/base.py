@@ -131,6 +131,17 @@ class MaskedLM(ABC):
         return int(pivot)
 
 
+def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of different lengths -> ([N, T] ids padded with ``pad_id``, [N, T] bool attention mask)."""
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(seqs), T), dtype=torch.bool)
+    for r, seq in enumerate(seqs):
+        ids[r, :len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+        attn[r, :len(seq)] = True
+    return ids, attn
+
+
 def split_on_marker(text: str, marker: str) -> list[str]:
     """Split text on a gap marker; raise InputError when there is nothing to fill."""
     if not marker:
