@@ -1,4 +1,4 @@
-"""Issue 3 item 7: top-1 / top-5 exact match of HCB and standard beam search (both orders) for
+"""Top-1 / top-5 exact match of HCB and standard beam search (both orders) for
 each builtin model on its held-out (test) split, gaps of 1-5 tokens / characters / residues.
 
     python benchmarks/accuracy.py [--examples 200] [--models english,greek,protein]
@@ -19,7 +19,8 @@ UNIT = {"english": "WordPiece tokens", "greek": "characters", "protein": "residu
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=200)
     ap.add_argument("--models", default=",".join(BUILTINS))
     ap.add_argument("--beam", type=int, default=5)
@@ -34,16 +35,16 @@ def main() -> None:
     cmds = []
     for name in a.models.split(","):
         out = a.out / name
-        args = [name, "--model", f"builtin:{name}", "--split", "test", "--examples",
+        args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
-                ",".join(METHODS), "--beam", str(a.beam), "--topk", "1,5", "--device", "cpu",
+                ",".join(METHODS), "--beams", str(a.beam), "--top-k", "1,5", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         s = infill_bench(args)
         cmds.append("infill bench " + " ".join(x for x in args if x != "--overwrite"))
         c = cells(s)
         used = s["counts"]["used"]
-        lines += [f"### builtin:{name} (gap unit: {UNIT.get(name, 'tokens')}; examples used "
+        lines += [f"### builtin:{name} (gap unit: {UNIT.get(name.split('-')[0], 'tokens')}; examples used "
                   + ", ".join(f"n={n}: {used[str(n)]}" for n in GAPS) + ")", "",
                   "| method | " + " | ".join(f"n={n}" for n in GAPS) + " | all |",
                   "|---|" + "---:|" * (len(GAPS) + 1)]

@@ -19,7 +19,7 @@ def infill_bench(args: list[str]) -> dict:
     print("$ " + shlex.join(cmd), flush=True)
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
-    subprocess.run([sys.executable, "-m", "cli.main", "bench", *args], cwd=ROOT, env=env,
+    subprocess.run([sys.executable, "-m", "infill_cli.main", "bench", *args], cwd=ROOT, env=env,
                    check=True, stdout=subprocess.DEVNULL)
     out = Path(args[args.index("--out") + 1])
     out = out if out.is_absolute() else ROOT / out

@@ -20,7 +20,8 @@ GAPS = [2, 3, 4, 5]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=50)
     ap.add_argument("--beams", default="5")
     ap.add_argument("--models", default=",".join(BUILTINS))
@@ -34,9 +35,9 @@ def main() -> None:
     lines, cmds = [], []
     for name in a.models.split(","):
         out = a.out / name
-        args = [name, "--model", f"builtin:{name}", "--split", "test", "--examples",
+        args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods", a.methods,
-                "--beam", a.beams, "--device", "cpu", "--out", rel(out), "--no-progress"]
+                "--beams", a.beams, "--device", "cpu", "--out", rel(out), "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         if a.bertscore_model:
             args += ["--bertscore-model", a.bertscore_model]

@@ -1,6 +1,6 @@
 """Pairwise joints from the builtin MLMs (Torroba Hennigen & Kim 2023, Table 1 layout).
 
-    python benchmarks/joint.py [--models english,greek] [--n 200] [--joint-size 50]
+    python benchmarks/joint.py [--models english,greek] [--examples 200] [--joint-size 50]
                                [--iterations 50] [--seed 0]
 
 For every model and pair scheme (random, contiguous) one ``infill joint`` run on the model's
@@ -33,7 +33,7 @@ def run_joint(args: list[str]) -> tuple[dict, float]:
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.time()
-    subprocess.run([sys.executable, "-m", "cli.main", "joint", *args], cwd=ROOT, env=env,
+    subprocess.run([sys.executable, "-m", "infill_cli.main", "joint", *args], cwd=ROOT, env=env,
                    check=True)
     out = Path(args[args.index("--out") + 1])
     out = out if out.is_absolute() else ROOT / out
@@ -66,13 +66,16 @@ def run_md(run: dict) -> list[str]:
             f"AG vs MLM on P-PPL: {t['AG']['P-PPL']:.3f} vs {t['MLM']['P-PPL']:.3f} -> "
             + ("AG better (as in the paper)" if run["ag_beats_mlm_p_ppl"] else "AG NOT better")
             + (f"; AG* {t['AG*']['P-PPL']:.3f}" if "AG*" in t else ""),
-            "", f"![pairwise NLL by distance]({name}_{scheme}/distance.png)", ""]
+            "", *([f"![pairwise NLL by distance]({name}_{scheme}/distance.png)", ""]
+                  if (RESULTS / f"{name}_{scheme}" / "distance.png").exists() else [])]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="english,greek")
-    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--examples", "-n", "--n", dest="n", type=int, default=200,
+                    help="pairs per table column (--n: the old spelling)")
     ap.add_argument("--joint-size", type=int, default=50)
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
@@ -98,8 +101,8 @@ def main() -> None:
                 out_arg = str(out.relative_to(ROOT))
             except ValueError:
                 out_arg = str(out)
-            args = ["--model", f"builtin:{name}", "--data", name, "--split", "test",
-                    "--scheme", scheme, "--n", str(a.n), "--joint-size", str(a.joint_size),
+            args = ["--model", f"builtin:{name}", "--data", name.split("-")[0], "--split", "test",
+                    "--scheme", scheme, "--examples", str(a.n), "--joint-size", str(a.joint_size),
                     "--iterations", str(a.iterations), "--seed", str(a.seed),
                     "--pairs-per-text", str(a.pairs_per_text),
                     *(["--converged-tol", str(a.converged_tol)] if a.converged_tol else []),
@@ -117,7 +120,7 @@ def main() -> None:
     models = sorted({m for m, _ in runs}, key=lambda m: (m != "english", m))
     md = ["# Pairwise joints from the builtin MLMs", "",
           "Regenerate: `python benchmarks/joint.py --models " + ",".join(models)
-          + f" --n {a.n} --joint-size {a.joint_size} --iterations {a.iterations} "
+          + f" --examples {a.n} --joint-size {a.joint_size} --iterations {a.iterations} "
             f"--seed {a.seed} --pairs-per-text {a.pairs_per_text} "
             f"--converged-tol {a.converged_tol}`", "",
             "AG = Arnold-Gokhale with the paper's 50 iterations from the uniform joint; AG* = "

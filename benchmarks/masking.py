@@ -12,7 +12,9 @@ Training goes through the same loop as ``infill train FAMILY CORPUS --out DIR --
 --steps S ...``, stopped and resumed at every checkpoint (``stop_after`` / ``resume``) so each
 stage's model can be saved and benchmarked; each stage's model lies in
 benchmarks/results/bench/masking/<masking>/step<k>/ (weights not kept, only the bench results),
-the table in benchmarks/results/bench/masking.md.
+the table in benchmarks/results/bench/masking.md. The models and the corpus subset live in a
+scratch folder (``--work``), so each summary also records display names for titles
+(``model_label``, ``data_label``); ``--relabel`` rewrites them (and the plots) in finished runs.
 """
 from __future__ import annotations
 
@@ -23,11 +25,33 @@ from pathlib import Path
 
 from common import RESULTS, ROOT, cells, fmt, infill_bench, rel
 
+from infill.bench.report import render
+
 METHODS = ["hcb-l2r", "standard-l2r", "hcb-b2w", "standard-b2w"]
 GAPS = [2, 3, 4, 5]
 CORPUS = {"english": "../shared/data/english/tinyshakespeare.txt",
           "greek": "../shared/data/greek/perseus_grc.txt",
           "protein": "../shared/data/protein/hypf.fa"}
+CORPUS_NAME = {"english": "Tiny Shakespeare", "greek": "Perseus Greek", "protein": "HypF"}
+ARCH = {"english": "BERT", "greek": "character transformer", "protein": "ESM2"}
+
+
+def labels(family: str, masking: str, stage: int, records: int, opts: dict) -> dict:
+    """Display names of one stage's run (its model and corpus are scratch files)."""
+    size = f"{opts['layers']} layers x {opts['hidden']}"
+    part = f"first {records:,} records" if records else "all records"
+    return {"model_label": f"{family} {ARCH[family]}, {size} ({masking} masking, step {stage})",
+            "data_label": f"{CORPUS_NAME[family]} ({part})"}
+
+
+def relabel(out: Path, family: str, records: int, opts: dict) -> None:
+    """Store display names in the finished runs under ``out`` and redraw their plots."""
+    for path in sorted(out.glob("*/step*/summary.json")):
+        masking, stage = path.parent.parent.name, int(path.parent.name[len("step"):])
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary.update(labels(family, masking, stage, records, opts))
+        render(summary, path.parent)
+        print(path.parent, summary["plots"])
 
 
 def artifact(model_dir: Path) -> Path:
@@ -64,7 +88,8 @@ def train_stage(family: str, corpus: Path, out: Path, masking: str, steps: int, 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family", default="protein", choices=list(CORPUS))
     ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--every", type=int, default=200)
@@ -84,8 +109,13 @@ def main() -> None:
                     help="Where the models are trained (not kept in the repository).")
     ap.add_argument("--out", type=Path, default=RESULTS / "masking")
     ap.add_argument("--table", type=Path, default=RESULTS / "masking.md")
+    ap.add_argument("--relabel", action="store_true",
+                    help="Only rewrite the display names and plots of the runs under --out.")
     a = ap.parse_args()
     opts = dict(layers=a.layers, hidden=a.hidden, heads=a.heads, max_length=a.max_length)
+    if a.relabel:
+        relabel(a.out, a.family, a.records, opts)
+        return
     if a.family == "english":
         opts["vocab_size"] = a.vocab_size
     stages = list(range(a.every, a.steps + 1, a.every))
@@ -107,11 +137,14 @@ def main() -> None:
             out = a.out / masking / f"step{stage}"
             args = [str(corpus), "--model", str(artifact(model_dir)), "--family", a.family,
                     "--split", "test", "--examples", str(a.examples),
-                    "--gaps", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS), "--beam", str(a.beam), "--topk", "1,5",
+                    "--gaps", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS), "--beams", str(a.beam), "--top-k", "1,5",
                     "--device", "cpu", "--out", rel(out), "--no-progress", "--overwrite"]
             s = infill_bench(args)
+            out = out if out.is_absolute() else ROOT / out
+            s.update(labels(a.family, masking, stage, a.records, opts))
+            render(s, out)                   # titles with display names, not scratch paths
             if not a.keep_rows:
-                ((out if out.is_absolute() else ROOT / out) / "results.jsonl").unlink()
+                (out / "results.jsonl").unlink()
             if stage == stages[0]:
                 cmds.append("infill bench " + " ".join(args))
             c = cells(s)

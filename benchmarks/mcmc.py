@@ -41,16 +41,17 @@ sys.path.insert(0, str(ROOT))
 
 import infill  # noqa: E402
 from infill import mcmc  # noqa: E402
-from infill.bench.data import (body_bounds, family_split, select_examples,  # noqa: E402
-                               training_info, truncate)
+from infill.bench.gaps import body_bounds, select_examples  # noqa: E402
+from infill.data.splits import heldout  # noqa: E402
+from infill.decoding.windows import truncate  # noqa: E402
 
 MIN_T = 0.05
 
 
 def examples_for(name: str, model, n_examples: int, gaps: list[int], window: int, seed: int):
-    info = training_info(f"builtin:{name}")
-    token_lists, test = family_split(name, name, "test", model, info)
-    chosen = {i: token_lists[i] for i in test[:n_examples]}
+    h = heldout(f"builtin:{name}")
+    test = h.part("test")
+    chosen = {i: h.examples[i] for i in test[:n_examples]}
     exs, skipped = select_examples(model, chosen, gaps, seed)
     out = []
     for ex in exs:
@@ -150,7 +151,8 @@ def markdown(name: str, summary: dict, gaps: list[int], methods: list[str]) -> l
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="english,greek")
     ap.add_argument("--examples", type=int, default=40, help="test texts per model")
     ap.add_argument("--gaps", default="2,4")

@@ -17,7 +17,8 @@ GAPS = [2, 3, 4, 5]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=24)
     ap.add_argument("--models", default="greek,protein")
     ap.add_argument("--order", default="l2r", choices=["l2r", "b2w"])
@@ -30,10 +31,10 @@ def main() -> None:
     lines, cmds = [], []
     for name in a.models.split(","):
         out = a.out / name
-        args = [name, "--model", f"builtin:{name}", "--split", "test", "--examples",
+        args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
-                f"hcb-{a.order},standard-{a.order}", "--pivot", "all", "--beam", str(a.beam),
-                "--topk", "1", "--batch-size", "24", "--device", "cpu", "--out", rel(out),
+                f"hcb-{a.order},standard-{a.order}", "--pivot", "all", "--beams", str(a.beam),
+                "--top-k", "1", "--batch-size", "24", "--device", "cpu", "--out", rel(out),
                 "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         s = infill_bench(args)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import sys
+import warnings
 
 import click
 
@@ -19,9 +21,60 @@ def clean_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except InfillError as e:
-            raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning()
+            try:
+                return fn(*args, **kwargs)
+            except InfillError as e:
+                raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
 
     return wrapper
+
+
+def _one_line_warning():
+    """A ``warnings.showwarning`` that prints each distinct warning once, as ``Warning: text``
+    (no file name and source line: they mean nothing to a user of the command)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = (str(message).strip().splitlines() or [category.__name__])[0]
+        if text not in seen:
+            seen.add(text)
+            click.echo(f"Warning: {text}", err=True)
+
+    return show
+
+
+class OneLineErrors:
+    """Every error ends as one line on stderr and exit code 2 -- usage errors too (click's
+    default prints the usage block first); a closed pipe (``| head``) ends quietly."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            cmd = e.ctx.command_path if e.ctx is not None else "infill"
+            click.echo(f"Error: {e.format_message()} (see '{cmd} --help')", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except BrokenPipeError:
+            sys.stderr.close()   # the reader went away: nothing more to say
+            sys.exit(0)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+class InfillCommand(OneLineErrors, click.Command):
+    """A command whose errors are one line (see :class:`OneLineErrors`)."""
+
+
+class InfillGroup(OneLineErrors, click.Group):
+    """The ``infill`` group; its subcommands are :class:`InfillCommand` by default."""
+
+    command_class = InfillCommand

@@ -1,26 +1,50 @@
-"""``infill models``: list the builtin models."""
+"""``infill models``: list the builtin (and downloadable) models; ``infill models download``."""
 from __future__ import annotations
 
 import click
 
-from cli.errors import clean_errors
+from .errors import InfillGroup, clean_errors
+from .options import json_option
 
 
-@click.command()
+@click.group(cls=InfillGroup, invoke_without_command=True)
+@json_option
+@click.pass_context
 @clean_errors
-def models():
-    """List the builtin models (use them as --model builtin:NAME)."""
-    from infill.errors import ModelLoadError
-    from infill.models.builtin import BUILTINS, builtin_path, disk_size
+def models(ctx, as_json):
+    """List the models that load by name (--model NAME), with their size on disk."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
 
-    rows = []
-    for name, entry in BUILTINS.items():
-        try:
-            size = f"{disk_size(builtin_path(name)) / 1e6:.1f} MB"
-        except ModelLoadError:
-            size = "missing"
-        rows.append((f"builtin:{name}", entry.family, size, entry.description))
-    widths = [max(len(r[i]) for r in rows + [("name", "family", "size", "")]) for i in range(3)]
-    header = ("name", "family", "size", "description")
-    for r in [header, *rows]:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3])
+    from infill.models.registry import list_models
+
+    rows = list_models()
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+        return
+    header = {"name": "name", "family": "family", "size": "size", "description": "description"}
+    table = [header] + [{**r, "size": _size(r)} for r in rows]
+    widths = {k: max(len(str(r[k])) for r in table) for k in ("name", "family", "size")}
+    for r in table:
+        click.echo("  ".join(str(r[k]).ljust(widths[k]) for k in ("name", "family", "size"))
+                   + "  " + r["description"])
+
+
+def _size(row: dict) -> str:
+    if row["bytes"] is None:
+        return row["status"]
+    return f"{row['bytes'] / 2 ** 20:.1f} MiB"
+
+
+@models.command("download")
+@click.argument("names", nargs=-1, required=True)
+@clean_errors
+def download(names):
+    """Fetch and convert downloadable models (e.g. sapiens-vh) into infill's cache."""
+    from infill.models.registry import prepare
+
+    for name in names:
+        path = prepare(name)
+        click.echo(f"{name}: ready in {path}")

@@ -1,124 +1,187 @@
 """``infill run``: fill the gaps of one or more inputs and print ranked completions."""
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
-from cli.errors import CLIError, clean_errors
-from cli.options import device_options, gap_options, input_option, model_option
-from infill.errors import InputError
+from .errors import CLIError, InfillCommand, clean_errors
+from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
+                 write_table)
+from .options import (decode_config, decode_options, device_options, gap_options, input_option,
+                      json_option, model_option, no_window_option, seed_option, speed_options,
+                      top_k_option)
+from infill.data.regions import REGIONS
 
 
-
-def read_inputs(texts: tuple[str, ...], input_file) -> list[str]:
-    """Inputs from the arguments, else one per non-empty line of --input FILE or stdin."""
-    if texts and input_file is not None:
-        raise InputError("give inputs either as arguments or with --input, not both")
-    if texts:
-        return list(texts)
-    stream = input_file
-    if stream is None:
-        if sys.stdin is None or sys.stdin.isatty():
-            raise InputError("no input: give TEXT, --input FILE, or pipe lines on stdin")
-        stream = sys.stdin
-    lines = [line.rstrip("\n") for line in stream]
-    lines = [line for line in lines if line.strip()]
-    if not lines:
-        raise InputError("empty input: nothing to fill")
-    return lines
-
-
-def highlight_fills(text: str, fills, color: bool) -> str:
-    """The filled text with each fill emphasized (searched left to right)."""
-    if not color:
-        return text
-    out, cursor = [], 0
-    for f in fills:
-        at = text.find(f, cursor) if f else -1
-        if at < 0:
-            continue
-        out.append(text[cursor:at])
-        out.append(click.style(f, fg="green", bold=True))
-        cursor = at + len(f)
-    out.append(text[cursor:])
-    return "".join(out)
-
-
-def batches(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
-@click.command()
+@click.command(cls=InfillCommand)
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option()
 @gap_options
-@click.option("--scorer", type=click.Choice(["hcb", "standard", "scramble", "swap", "ag"]),
-              default=None, help="Update rule [default: hcb; standard with --sample].")
-@click.option("--order", type=click.Choice(["left-to-right", "best-to-worst"]),
-              default="left-to-right", show_default=True)
-@click.option("--beam", "-b", default=5, show_default=True, type=click.IntRange(min=1),
-              help="Beam size (rows for --sample).")
-@click.option("--top-k", "-k", default=5, show_default=True, type=click.IntRange(min=1),
-              help="Completions shown per input (at most --beam).")
-@click.option("--pivot", multiple=True,
-              help="HCB pivot token (default: the model's mask / missing symbol); repeat once per "
-                   "gap position for a per-position pivot.")
-@click.option("--pivot-context", type=click.Choice(["inject", "mask"]), default="inject",
-              show_default=True, help="Pivots as context (SPEC) or [MASK] context (paper's code).")
-@click.option("--no-dedup", is_flag=True, help="best-to-worst: keep duplicate fills (classic algorithm).")
-@click.option("--allow-special", is_flag=True, help="Let special tokens be placed in gaps.")
-@click.option("--allow-nonstandard", is_flag=True,
-              help="Protein models: allow non-standard residues as fills.")
-@click.option("--sample", type=click.Choice(["pure", "temperature", "nucleus"]), default=None,
-              help="Sampling baseline at the same budget instead of beam search.")
-@click.option("--temperature", default=1.0, show_default=True, type=float)
-@click.option("--top-p", default=0.9, show_default=True, type=float)
-@click.option("--seed", default=0, show_default=True, type=int)
+@decode_options
+@top_k_option(5, "Completions shown per input (raises --beam if larger).")
+@seed_option
 @device_options
+@speed_options
+@click.option("--allow-nonstandard", is_flag=True,
+              help="Protein models: allow non-standard residues (X, B, U, Z, O) as fills.")
+@click.option("--region", default=None, type=click.Choice(REGIONS),
+              help="Antibody models: redesign this IMGT region of each sequence "
+                   "(cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.")
+@no_window_option
+@click.option("--view", type=click.Choice(["table", "aligned"]), default="table",
+              show_default=True, help="table: ranked texts; aligned: the gap region of each "
+                                      "hypothesis stacked, with per-character confidence.")
+@click.option("--output-format", "fmt", type=click.Choice(["text", "json", "fasta"]),
+              default="text", show_default=True,
+              help="text (--view), JSON Lines (same as --json), or FASTA (top-k designs).")
+@json_option
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Inputs decoded together (one forward pass per step for the whole batch).")
-@click.option("--json", "as_json", is_flag=True, help="JSON Lines output, one object per input.")
 @clean_errors
-def run(texts, model, input_file, gap, marker, scorer, order, beam, top_k, pivot, pivot_context,
-        no_dedup, allow_special, allow_nonstandard, sample, temperature, top_p, seed, device, dtype,
-        batch_size, as_json):
+def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, pivot,
+        pivot_context, no_dedup, allow_special, sampling, sample_alias, temperature, top_p, top_k,
+        seed, device, dtype, quantize, compile_model, allow_nonstandard, region, no_window, view, fmt, as_json, batch_size):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
+
+    Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
+    header's first word is the input's id). '?' marks one character/residue to restore for the
+    Greek and protein models; the model's own mask token ([MASK], <mask>) works as a marker too.
+    An input that cannot be filled is reported (stderr, and "error" in --json) and the others
+    go on; the exit code is then 2.
 
     \b
     infill run --gap 2 "To be, or not to ___, that is the question."
-    infill run --model ./my-bert --scorer standard --order best-to-worst "The ___ sat on the mat."
+    infill run --model builtin:greek --view aligned "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"
+    infill run --model antiberty --region cdr3 --output-format fasta heavy_chains.fa
     """
     import infill
+    from infill.api import FillResult, effective_config
+    from infill.parallel import current
 
-    if top_k > beam:
-        raise CLIError(f"--top-k ({top_k}) cannot exceed --beam ({beam})")
-    inputs = read_inputs(texts, input_file)
+    shard = current()
+    fmt = "json" if as_json else fmt
+    cfg = decode_config(decoder, scorer, order, beam, pivot, pivot_context, no_dedup,
+                        allow_special, sampling, sample_alias, temperature, top_p, seed)
+    records = read_records(texts, input_file)
     options = {"allow_nonstandard": True} if allow_nonstandard else {}
-    lm = infill.load_model(model, device=device, dtype=dtype, **options)
-    piv = None if not pivot else (pivot[0] if len(pivot) == 1 else list(pivot))
+    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
+                           compile=compile_model, **options)
+    if region is not None:
+        records = _regions(lm, records, region)
+    if lm.unit == "characters":          # Greek: Leiden sigla ([...], [.3], [αβ]) accepted
+        records = _leiden(records, marker)
+    color = use_color()
+    long_inputs = LongInputs(lm, no_window)
+    failed = 0
     n = 0
-    for chunk in batches(inputs, batch_size):
-        results = infill.fill(lm, chunk, gap=gap, scorer=scorer, order=order, beam_size=beam,
-                              top_k=top_k, pivot=piv, seed=seed, marker=marker, dedup=not no_dedup,
-                              pivot_context=pivot_context, allow_special=allow_special,
-                              sample=sample, temperature=temperature, top_p=top_p)
-        for text, comps in zip(chunk, results):
-            n += 1
-            if as_json:
-                click.echo(json.dumps({
-                    "input": text, "model": model, "scorer": scorer or ("standard" if sample else "hcb"),
-                    "order": order, "beam": beam, "sample": sample, "seed": seed,
-                    "completions": [{"rank": r, "text": c.text, "fills": list(c.fills),
-                                     "tokens": list(c.tokens), "score": c.score}
-                                    for r, c in enumerate(comps, 1)]}, ensure_ascii=False))
-                continue
-            click.echo(f"[{n}] {text}")
-            click.echo(f"  {'rank':>4}  {'score':>10}  completion")
-            for r, c in enumerate(comps, 1):
-                click.echo(f"  {r:>4}  {c.score:>10.4f}  {highlight_fills(c.text, c.fills, True)}",
-                           color=None)
-            click.echo()
+    chunks = [records[i:i + batch_size] for i in range(0, len(records), batch_size)]
+    # under torchrun, rank r decodes chunks r, r + N, ...; rank 0 prints them in input order
+    for first in range(0, len(chunks), shard.world):
+        k = first + shard.rank
+        mine = _decode_chunk(lm, chunks[k], gap, top_k, marker, cfg, long_inputs.window) \
+            if k < len(chunks) else None
+        parts = shard.gather(mine)
+        if not shard.main:
+            continue
+        for chunk, results in zip(chunks[first:first + shard.world], parts):
+            long_inputs.note(any(res is not None and res.windows for res in results))
+            for rec, res in zip(chunk, results):
+                n += 1
+                error = long_inputs.error(rec.error if res is None else res.error)
+                if error is not None:
+                    failed += 1
+                    click.echo(f"Error: input {rec.id}: {error}", err=True)
+                for note in ([] if res is None else res.notes):
+                    click.echo(f"note: input {rec.id}: {note}", err=True)
+                if fmt == "json":
+                    if res is None:
+                        res = FillResult(rec.text, [], error)
+                    res.error = error
+                    json_line(res.to_json(model, effective_config(cfg, top_k), gap, rec.id))
+                elif error is not None:
+                    continue
+                elif fmt == "fasta":
+                    write_fasta(rec, res.completions, model)
+                elif view == "aligned":
+                    write_aligned(n, rec, res.completions, color)
+                else:
+                    write_table(n, rec, res.completions, color)
+    if shard.broadcast(failed):
+        if not shard.main:
+            raise SystemExit(2)
+        raise CLIError(f"{failed} of {len(records)} input(s) could not be filled (see above)")
+
+
+def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window):
+    """One batch of records -> a FillResult (its ``windows`` when windowed) or None per record."""
+    import infill
+
+    ok = [r for r in chunk if r.text is not None]
+    with LongInputs.quiet():
+        results = infill.fill_each(lm, [r.text for r in ok], gap=gap, top_k=top_k, marker=marker,
+                                   config=cfg, window=window) if ok else []
+    by_id = {id(r): res for r, res in zip(ok, results)}
+    return [by_id.get(id(r)) for r in chunk]
+
+
+def _leiden(records, marker):
+    """Leiden-convention sigla of an edition -> infill's conventions (infill.data.leiden); a
+    malformed siglum is that input's error."""
+    from dataclasses import replace
+
+    from infill.data.leiden import convert, has_sigla
+    from infill.errors import InfillError
+
+    out = []
+    for r in records:
+        if r.text is None or not has_sigla(r.text):
+            out.append(r)
+            continue
+        try:
+            out.append(replace(r, text=convert(r.text, marker).text))
+        except InfillError as e:
+            out.append(replace(r, text=None, error=str(e).splitlines()[0]))
+    return out
+
+
+def _regions(lm, records, region):
+    """Mask the IMGT ``region`` of each record (antibody V domains, numbered in one batch); a
+    record that is not one keeps its error for the report."""
+    from dataclasses import replace
+
+    from infill.data.regions import mask_region, number_many
+    from infill.errors import InfillError
+
+    domains = number_many([r.text for r in records], strict=False)
+    out = []
+    for r, dom in zip(records, domains):
+        if dom is None:
+            out.append(replace(r, text=None, error="not an antibody V domain (IMGT numbering "
+                                                   "found no heavy or light chain)"))
+            continue
+        try:
+            out.append(replace(r, text=mask_region(r.text, region, numbered=dom)))
+        except InfillError as e:
+            out.append(replace(r, text=None, error=str(e).splitlines()[0]))
+            continue
+        if dom.missing_anchors:
+            click.echo(f"Warning: input {r.id}: IMGT numbering lacks the conserved "
+                       f"{', '.join(dom.missing_anchors)}; region boundaries may be off", err=True)
+        mismatch = chain_mismatch(lm, dom.chain)
+        if mismatch:
+            click.echo(f"Warning: input {r.id}: {mismatch}", err=True)
+    return out
+
+
+CHAIN_NAMES = {"H": "heavy", "K": "kappa light", "L": "lambda light"}
+
+
+def chain_mismatch(lm, chain: str) -> str | None:
+    """Why a chain-specific model (Sapiens-VH / -VL) does not fit a numbered chain, or None."""
+    wanted = getattr(lm, "chain", None)
+    if wanted is None or (chain == "H") == (wanted == "H"):
+        return None
+    other = "sapiens-vl" if wanted == "H" else "sapiens-vh"
+    kind = "heavy" if wanted == "H" else "light"
+    return (f"a {CHAIN_NAMES.get(chain, chain)} chain, but the model is for {kind} chains "
+            f"(use {other}, or antiberty for both)")

@@ -2,149 +2,261 @@
 completions by energy). SPEC §3."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import click
 
-from cli.errors import clean_errors
-from cli.options import device_options, gap_options, input_option, model_option
-from cli.run import highlight_fills, read_inputs
+from .errors import CLIError, InfillCommand, clean_errors
+from .io import LongInputs, json_line, read_records, use_color
+from .options import (FiniteFloat, allow_special_option, deprecated, device_options, gap_options,
+                      input_option, json_option, model_option, no_window_option, seed_option,
+                      speed_options)
+from infill.decoding.proposals import MAX_TEMPERATURE
+from infill.mcmc import BLOCK_SCHEDULES, ENERGIES, INITS, ORDERS
 
-_ENERGY = click.Choice(["local", "raw"])
+energy_option = click.option(
+    "--energy", type=click.Choice(ENERGIES), default=ENERGIES[0], show_default=True,
+    help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
+MAX_EPOCHS = 1_000_000
+MAX_CHAINS = 4096
 
 
-def _sample_json(text, model, res, top) -> dict:
-    def row(s):
-        return {"text": s.text, "fills": list(s.fills), "tokens": list(s.tokens),
-                "energy": s.energy, "count": s.count}
-    return {"input": text, "model": model, **res.settings,
+def _row(s) -> dict:
+    return {"text": s.text, "fills": list(s.fills), "tokens": list(s.tokens),
+            "energy": s.energy, "count": s.count}
+
+
+def _sample_json(rec, model, res, top) -> dict:
+    return {"id": rec.id, "input": rec.text, "model": model, **res.settings,
             "acceptance_rate": res.acceptance_rate, "novel_rate": res.novel_rate,
             "proposals": res.proposals, "steps": res.steps, "distinct": len(res.samples),
             "temperatures": res.temperatures, "block_sizes": res.block_sizes,
-            "energy_trace": res.energy_trace.tolist(), "best": row(res.best),
-            "samples": [dict(rank=r, **row(s)) for r, s in enumerate(res.samples[:top], 1)]}
+            "energy_trace": res.energy_trace.tolist(), "best": _row(res.best),
+            "samples": [dict(rank=r, **_row(s)) for r, s in enumerate(res.samples[:top], 1)],
+            "windows": res.windows, "error": None}
 
 
-@click.command()
+def _styled(s, color: bool) -> str:
+    if not color or not s.spans:
+        return s.text
+    out, cursor = [], 0
+    for a, b in s.spans:
+        out += [s.text[cursor:a], click.style(s.text[a:b], fg="green", bold=True)]
+        cursor = b
+    return "".join(out) + s.text[cursor:]
+
+
+@click.command(cls=InfillCommand)
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option()
 @gap_options
-@click.option("--energy", type=_ENERGY, default="local", show_default=True,
-              help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
+@energy_option
 @click.option("--proposal-temperature", default=1.0, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Temper the masked-conditional proposal.")
-@click.option("--top-p", default=None, type=click.FloatRange(0, 1, min_open=True),
+              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
+              help="Temper the masked-conditional proposal.")
+@click.option("--top-p", default=None, type=FiniteFloat(0, 1, min_open=True),
               help="Nucleus-truncate the proposal (its exact probabilities enter the MH ratio).")
 @click.option("--block", default=1, show_default=True, type=click.IntRange(min=1),
               help="Positions proposed together from one pass (block MH).")
-@click.option("--block-schedule", type=click.Choice(["anneal", "fixed"]), default="anneal",
+@click.option("--block-schedule", type=click.Choice(BLOCK_SCHEDULES), default=BLOCK_SCHEDULES[0],
               show_default=True, help="anneal: block size falls linearly from --block to 1.")
-@click.option("--temperature", default=1.0, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Target temperature at epoch 0.")
-@click.option("--anneal", default=0.0, show_default=True, type=click.FloatRange(min=0),
+@click.option("--target-temperature", default=1.0, show_default=True,
+              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
+              help="Temperature tau of the target exp(-E/tau) at epoch 0.")
+@click.option("--temperature", "temperature_alias", default=None, hidden=True,
+              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
+              callback=deprecated("--temperature", "--target-temperature"))
+@click.option("--anneal", default=0.0, show_default=True, type=FiniteFloat(min=0, max=MAX_TEMPERATURE),
               help="Lower the target temperature by this much per epoch (e.g. 0.02).")
 @click.option("--min-temperature", default=0.01, show_default=True,
-              type=click.FloatRange(min=0, min_open=True), help="Floor of the annealed temperature.")
-@click.option("--epochs", default=10, show_default=True, type=click.IntRange(min=1),
+              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
+              help="Floor of the annealed target temperature.")
+@click.option("--epochs", default=10, show_default=True, type=click.IntRange(1, MAX_EPOCHS),
               help="Sweeps over the gap positions.")
-@click.option("--chains", default=4, show_default=True, type=click.IntRange(min=1),
+@click.option("--chains", default=4, show_default=True, type=click.IntRange(1, MAX_CHAINS),
               help="Chains run in parallel (one batch).")
 @click.option("--burn-in", default=0, show_default=True, type=click.IntRange(min=0),
               help="Epochs not counted in the visit counts.")
-@click.option("--order", type=click.Choice(["left-to-right", "random"]), default="left-to-right",
-              show_default=True, help="Order in which a sweep visits the gap positions.")
-@click.option("--init", type=click.Choice(["greedy", "random"]), default="greedy",
+@click.option("--order", type=click.Choice(ORDERS), default=ORDERS[0], show_default=True,
+              help="Order in which a sweep visits the gap positions.")
+@click.option("--init", type=click.Choice(INITS), default=INITS[0],
               show_default=True, help="Warm start of every chain.")
 @click.option("--gibbs", is_flag=True, help="Degenerate Gibbs baseline: always accept.")
-@click.option("--allow-special", is_flag=True, help="Let special tokens be placed in gaps.")
-@click.option("--top", "-k", default=10, show_default=True, type=click.IntRange(min=1),
+@allow_special_option()
+@click.option("--top-k", "-k", "top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Distinct samples shown per input (most visited first).")
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--top", "top_alias", default=None, hidden=True, type=click.IntRange(min=1),
+              callback=deprecated("--top", "--top-k"))
+@seed_option
 @device_options
-@click.option("--json", "as_json", is_flag=True, help="JSON Lines output, one object per input.")
+@speed_options
+@no_window_option
+@json_option
 @clean_errors
 def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, top_p, block,
-           block_schedule, temperature, anneal, min_temperature, epochs, chains, burn_in, order,
-           init, gibbs, allow_special, top, seed, device, dtype, as_json):
+           block_schedule, target_temperature, temperature_alias, anneal, min_temperature, epochs,
+           chains, burn_in, order, init, gibbs, allow_special, top, top_alias, seed, device,
+           dtype, quantize, compile_model, no_window, as_json):
     """Sample fills for each gap marker in TEXT by Metropolis–Hastings on the model's energy.
 
     Prints the distinct samples, most visited first, with their energy (lower is better) and
-    visit counts; --anneal turns the sampler into a mode seeker.
+    visit counts; --anneal turns the sampler into a mode seeker. An input longer than the
+    model's maximum length is sampled in the longest context window centred on its gaps (said
+    once on stderr; "windows" in --json). An input that cannot be sampled is reported and the
+    others go on (exit code 2 at the end).
 
     \b
     infill sample --gap 2 "To be, or not to ___, that is the question."
     infill sample --anneal 0.02 --epochs 50 --chains 8 --json "The ___ sat on the mat."
     """
     import infill
+    from infill.errors import InfillError
+    from infill.mcmc import MHOptions
     from infill.mcmc import sample as mh_sample
 
-    inputs = read_inputs(texts, input_file)
-    lm = infill.load_model(model, device=device, dtype=dtype)
-    for n, text in enumerate(inputs, 1):
-        res = mh_sample(lm, text, gap=gap, energy=energy,
-                        proposal_temperature=proposal_temperature, top_p=top_p, block=block,
-                        anneal=anneal, epochs=epochs, chains=chains, seed=seed, marker=marker,
-                        block_schedule=block_schedule, temperature=temperature,
-                        min_temperature=min_temperature, burn_in=burn_in, order=order,
-                        init=init, gibbs=gibbs, allow_special=allow_special)
+    top = top_alias or top
+    opts = MHOptions(energy=energy, proposal_temperature=proposal_temperature, top_p=top_p,
+                     block=block, block_schedule=block_schedule,
+                     target_temperature=temperature_alias or target_temperature, anneal=anneal,
+                     min_temperature=min_temperature, epochs=epochs, chains=chains,
+                     burn_in=burn_in, order=order, init=init, gibbs=gibbs,
+                     allow_special=allow_special, seed=seed)
+    from infill.parallel import current
+
+    shard = current()
+    records = read_records(texts, input_file)
+    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
+                           compile=compile_model)
+    color = use_color()
+    long_inputs = LongInputs(lm, no_window, "sampled in the longest context window centred on "
+                                            "the gaps")
+
+    def one(rec):
+        try:
+            with LongInputs.quiet():
+                return mh_sample(lm, rec.text, gap=gap, marker=marker, options=opts,
+                                 window=long_inputs.window)
+        except InfillError as e:
+            return long_inputs.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+    # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
+    mine = [(i, one(rec)) for i, rec in enumerate(records) if shard.owns(i)]
+    parts = shard.gather(mine)
+    if not shard.main:
+        raise SystemExit(2 if shard.broadcast(None) else 0)
+    results = dict(x for part in parts for x in part)
+    failed = sum(isinstance(r, str) for r in results.values())
+    shard.broadcast(failed)
+    long_inputs.note(any(not isinstance(r, str) and r.windows for r in results.values()))
+    for n, rec in enumerate(records, 1):
+        res = results[n - 1]
+        for note in lm.input_notes(rec.text or ""):
+            click.echo(f"note: input {rec.id}: {note}", err=True)
+        if isinstance(res, str):
+            click.echo(f"Error: input {rec.id}: {res}", err=True)
+            if as_json:
+                json_line({"id": rec.id, "input": rec.text, "model": model, "windows": [],
+                           "notes": lm.input_notes(rec.text or ""), "error": res})
+            continue
         if as_json:
-            click.echo(json.dumps(_sample_json(text, model, res, top), ensure_ascii=False))
+            json_line({**_sample_json(rec, model, res, top), "notes": lm.input_notes(rec.text)})
             continue
         kind = "Gibbs (always accept)" if gibbs else "MH"
-        click.echo(f"[{n}] {text}")
+        click.echo(f"[{n}] {rec.header or rec.text}")
         click.echo(f"  {kind}, energy {energy}: {chains} chains x {epochs} epochs, "
                    f"acceptance {res.acceptance_rate:.3f}, novel {res.novel_rate:.3f}, "
                    f"{len(res.samples)} distinct")
         click.echo(f"  {'rank':>4}  {'visits':>6}  {'energy':>10}  sample")
         for r, s in enumerate(res.samples[:top], 1):
-            click.echo(f"  {r:>4}  {s.count:>6}  {s.energy:>10.4f}  "
-                       f"{highlight_fills(s.text, s.fills, True)}", color=None)
+            click.echo(f"  {r:>4}  {s.count:>6}  {s.energy:>10.4f}  {_styled(s, color)}",
+                       color=color)
         if anneal > 0 or res.best.count == 0:
             click.echo(f"  best  {res.best.count:>6}  {res.best.energy:>10.4f}  "
-                       f"{highlight_fills(res.best.text, res.best.fills, True)}", color=None)
+                       f"{_styled(res.best, color)}", color=color)
         click.echo()
+    if failed:
+        raise CLIError(f"{failed} of {len(records)} input(s) could not be sampled (see above)")
 
 
-@click.command()
-@click.argument("items", nargs=-1, metavar="[FILE | TEXT...]")
+@click.command(cls=InfillCommand)
+@click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option("completion")
-@click.option("--energy", type=_ENERGY, default="local", show_default=True,
-              help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
+@energy_option
+@click.option("--top-k", "-k", "top", default=None, type=click.IntRange(min=1),
+              help="Show only the k lowest-energy texts [default: all].")
 @device_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object (the ranking).")
+@speed_options
+@no_window_option
+@json_option
 @clean_errors
-def rescore(items, model, input_file, energy, device, dtype, as_json):
+def rescore(texts, model, input_file, energy, top, device, dtype, quantize, compile_model,
+            no_window, as_json):
     """Rank complete texts (e.g. the completions of a beam) by energy, lowest first.
 
-    Give the texts as arguments, one per line in a FILE (a single argument naming an existing
-    file, or --input), or on stdin.
+    Give the texts as arguments, one per line with --input FILE, or on stdin. A text the model
+    cannot score (empty, or nothing but special tokens) is reported and left out of the
+    ranking (exit code 2 at the end). A text longer than the model's maximum length scores each
+    token in the longest context window centred on it (said once on stderr; "windows" in
+    --json).
 
     \b
     infill rescore "the cat sat on the mat." "the dog sat on the mat."
     infill run --json -k 5 "the ___ sat" | jq -r '.completions[].text' | infill rescore
     """
     import infill
-    from infill.mcmc import rescore as energies_of
+    from infill.mcmc import rescore_each
 
-    if len(items) == 1 and input_file is None and Path(items[0]).is_file():
-        input_file = Path(items[0]).read_text(encoding="utf-8").splitlines()
-        items = ()
-    texts = read_inputs(tuple(items), input_file)
-    lm = infill.load_model(model, device=device, dtype=dtype)
-    es = energies_of(lm, texts, energy=energy)
-    lengths = [len([t for t in lm.tokenize(x) if t not in lm.special_ids]) for x in texts]
-    order = sorted(range(len(texts)), key=lambda i: (es[i], i))
-    rows = [{"rank": r, "text": texts[i], "energy": es[i], "tokens": lengths[i],
-             "energy_per_token": es[i] / max(lengths[i], 1), "input_index": i}
-            for r, i in enumerate(order, 1)]
-    if as_json:
-        click.echo(json.dumps({"model": model, "energy": energy, "ranking": rows},
-                              ensure_ascii=False))
+    from infill.parallel import current
+
+    shard = current()
+    records = read_records(tuple(texts), input_file, "text")
+    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
+                           compile=compile_model)
+    long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
+                                            "centred on it")
+    # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all
+    mine = [i for i in range(len(records)) if shard.owns(i)]
+    with LongInputs.quiet():
+        scored_mine = rescore_each(lm, [records[i].text for i in mine], kind=energy,
+                                   window=long_inputs.window) if mine else []
+    parts = shard.gather(list(zip(mine, scored_mine)))
+    failed_any = None
+    if shard.main:
+        by_index = dict(x for part in parts for x in part)
+        results = [by_index[i] for i in range(len(records))]
+        failed_any = any(r.error is not None for r in results)
+    if shard.broadcast(failed_any) and not shard.main:
+        raise SystemExit(2)
+    if not shard.main:
         return
-    click.echo(f"  {'rank':>4}  {'energy':>10}  {'E/token':>8}  text")
-    for row in rows:
-        click.echo(f"  {row['rank']:>4}  {row['energy']:>10.4f}  {row['energy_per_token']:>8.4f}  "
-                   f"{row['text']}")
+    long_inputs.note(any(res.windows for res in results))
+    for rec in records:
+        for note in lm.input_notes(rec.text or ""):
+            click.echo(f"note: text {rec.id}: {note}", err=True)
+    for res in results:
+        res.error = long_inputs.error(res.error)
+    failed = [(rec, res) for rec, res in zip(records, results) if res.error is not None]
+    for rec, res in failed:
+        click.echo(f"Error: text {rec.id}: {res.error}", err=True)
+    scored = [(i, rec, res) for i, (rec, res) in enumerate(zip(records, results))
+              if res.error is None]
+    scored.sort(key=lambda x: (x[2].energy, x[0]))
+    rows = [{"rank": r, "id": rec.id, "text": rec.text, "energy": res.energy,
+             "tokens": res.tokens, "energy_per_token": res.energy / res.tokens, "input_index": i,
+             "windows": res.windows, "notes": lm.input_notes(rec.text), "model": model,
+             "kind": energy}
+            for r, (i, rec, res) in enumerate(scored, 1)][:top]
+    if as_json:
+        for row in rows:
+            json_line(row)
+        for rec, res in failed:
+            json_line({"rank": None, "id": rec.id, "text": rec.text, "error": res.error,
+                       "windows": [], "notes": lm.input_notes(rec.text or ""), "model": model,
+                       "kind": energy})
+    else:
+        click.echo(f"  {'rank':>4}  {'energy':>10}  {'E/token':>8}  text")
+        for row in rows:
+            click.echo(f"  {row['rank']:>4}  {row['energy']:>10.4f}  "
+                       f"{row['energy_per_token']:>8.4f}  {row['text']}")
+    if failed:
+        raise CLIError(f"{len(failed)} of {len(records)} text(s) could not be scored (see above)")

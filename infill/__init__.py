@@ -5,10 +5,12 @@
     for c in infill.fill(model, "To be, or not to ___, that is the question.", gap=1)[0]:
         print(c.score, c.text)
 """
-from infill.api import Completion, decode, fill, load_model, wrap_hf
+from infill.api import Completion, FillResult, Position, decode, fill, fill_each, load_model, wrap_hf
+from infill.config import DecodeConfig
+from infill.decoding.engine import Hypothesis
 from infill.errors import ConfigError, InfillError, InputError, ModelLoadError
-from infill.search import Hypothesis
 
-__all__ = ["Completion", "Hypothesis", "decode", "fill", "load_model", "wrap_hf",
-           "InfillError", "InputError", "ModelLoadError", "ConfigError"]
-__version__ = "0.1.0"
+__all__ = ["Completion", "DecodeConfig", "FillResult", "Hypothesis", "Position", "decode", "fill",
+           "fill_each", "load_model", "wrap_hf", "InfillError", "InputError", "ModelLoadError",
+           "ConfigError", "__version__"]
+from infill._version import __version__

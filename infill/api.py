@@ -1,39 +1,83 @@
-"""The public Python API; it mirrors the ``infill run`` command."""
+"""The public Python API; it mirrors the ``infill run`` command.
+
+    model = infill.load_model("builtin:english")
+    infill.fill(model, "To be, or not to ___, that is the question.", beam_size=5)
+    infill.fill(model, texts, config=infill.DecodeConfig(scorer="standard", order="best-to-worst"))
+
+Every decoding option is a field of :class:`~infill.config.DecodeConfig`; ``fill`` and ``decode``
+take a config and/or the same options as keywords.
+"""
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
-from infill.errors import ConfigError, InputError
+from infill.config import DecodeConfig
+from infill.decoding.engine import Hypothesis, beam_search
+from infill.decoding.windows import Window, windows_for
+from infill.errors import ConfigError, InfillError, InputError
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
-from infill.sampling import Sampler
-from infill.scoring import Scorer, make_scorer
-from infill.search import Hypothesis, beam_search
+
+
+@dataclass(frozen=True)
+class Position:
+    """One filled position of a completion: which ``gap``, the character offset ``index`` of its
+    token in the completion's text, the ``token`` string (and ``token_id``), the model's ``logq``
+    of that token at the step it was placed, ``prob`` = exp(logq), and that ``step``."""
+
+    gap: int
+    index: int
+    token: str
+    token_id: int
+    logq: float
+    prob: float
+    step: int
+
+    def to_json(self) -> dict:
+        return {"gap": self.gap, "index": self.index, "token": self.token,
+                "token_id": self.token_id, "logq": self.logq, "prob": self.prob, "step": self.step}
 
 
 @dataclass(frozen=True)
 class Completion:
     """One ranked completion of a text: the filled ``text``, the string put in each gap
-    (``fills``), the token ids at the gap positions (``tokens``, position order) and ``score``."""
+    (``fills``) and its [start, end) character span (``spans``), the token ids at the gap
+    positions (``tokens``, position order), ``score`` and per-position confidence
+    (``positions``)."""
 
     text: str
     fills: tuple[str, ...]
     tokens: tuple[int, ...]
     score: float
+    positions: tuple[Position, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+
+    def to_json(self, rank: int | None = None) -> dict:
+        out = {"rank": rank} if rank is not None else {}
+        out.update({"text": self.text, "fills": list(self.fills), "spans": [list(s) for s in self.spans],
+                    "tokens": list(self.tokens), "score": self.score,
+                    "positions": [p.to_json() for p in self.positions]})
+        return out
 
 
 def load_model(name_or_path: str, device: str | None = None, dtype: str | None = None,
-               **options) -> MaskedLM:
-    """Load a masked LM: ``builtin:NAME``, a local directory / checkpoint file, or a hub id.
+               quantize: str | None = None, compile: bool = False, **options) -> MaskedLM:
+    """Load a masked LM: ``builtin:NAME``, ``antiberty`` / ``sapiens-vh`` / ``sapiens-vl``, a
+    local directory / checkpoint file, or a hub id.
 
-    ``device``: "cpu", "cuda", "cuda:1"... (default: CUDA when available); ``dtype``: "bf16" or
-    "fp16" on CUDA. Extra ``options`` go to the family's loader (e.g. ``allow_nonstandard=True``
-    for protein models).
+    ``device``: "cpu", "cuda", "cuda:1"... (default: CUDA when available); ``dtype``: "bf16"
+    (CUDA, or CPU) or "fp16" (CUDA); ``quantize="int8"`` (CPU) and ``compile=True``: opt-in
+    speed-ups (:mod:`infill.models.accel`). Extra ``options`` go to the family's loader (e.g.
+    ``allow_nonstandard=True`` for protein models).
     """
-    return _load_model(name_or_path, device=device, dtype=dtype, **options)
+    return _load_model(name_or_path, device=device, dtype=dtype, quantize=quantize,
+                       compile=compile, **options)
 
 
 def wrap_hf(model, tokenizer) -> MaskedLM:
@@ -48,66 +92,211 @@ def _is_single(input_ids) -> bool:
     return len(input_ids) > 0 and not isinstance(input_ids[0], (Sequence, torch.Tensor))
 
 
-def _search(model, inputs, gaps, scorer, order, beam_size, dedup, pivot, pivot_context,
-            allow_special, sample, temperature, top_p, seed):
-    if scorer == "ag":
-        if pivot is not None or sample is not None:
-            raise ConfigError("the ag decoder takes no pivot and no sampling option")
-        from infill.joint import decode_ag
-        return decode_ag(model, inputs, beam_size=beam_size, allow_special=allow_special)
-    if scorer is None:
-        scorer = "standard" if sample else "hcb"
-    sc = make_scorer(scorer, pivot=pivot, pivot_context=pivot_context)
-    sampler = None
-    if sample is not None:
-        sampler = Sampler(sample, temperature=temperature, top_p=top_p)
-    return beam_search(model, inputs, sc, order=order, beam_size=beam_size, dedup=dedup,
-                       allow_special=allow_special, sampler=sampler, seed=seed, gaps=gaps)
+def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
+                config: DecodeConfig) -> list[list[Hypothesis]]:
+    """The configured decoder on a batch of id sequences (see :func:`decode`)."""
+    if config.decoder == "ag":
+        from infill.joint.decoder import decode_ag
+        return decode_ag(model, inputs, config, gaps=gaps)
+    return beam_search(model, inputs, config, gaps=gaps)
 
 
-def decode(model: MaskedLM, input_ids, scorer: "str | Scorer | None" = None,
-           order: str = "left-to-right", beam_size: int = 5, dedup: bool = True, pivot=None,
-           pivot_context: str = "inject", allow_special: bool = False, sample: str | None = None,
-           temperature: float = 1.0, top_p: float = 0.9, seed: int = 0):
+def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, **options):
     """Token-level decoding. ``input_ids``: a 1-D sequence (or a list of them) holding
     ``model.mask_id`` at every gap position. Returns ranked :class:`Hypothesis` objects (a list per
     input when given a list): ``.tokens`` at the gap positions in position order, ``.score`` the
-    summed update of the scorer ("hcb", "standard", "scramble", "swap", "ag", or a Scorer).
-    ``sample``: "pure" | "temperature" | "nucleus" runs the matched-budget sampling baseline.
+    summed update of the scorer, ``.logq`` each token's log q when placed.
+
+    ``config`` and/or keyword ``options`` (fields of :class:`DecodeConfig`: ``scorer``,
+    ``order``, ``beam_size``, ``pivot``, ``sampling``, ``seed``, ...).
     """
+    config = DecodeConfig.from_options(config, **options)
+    if not isinstance(input_ids, (Sequence, torch.Tensor, np.ndarray)) \
+            or isinstance(input_ids, (str, bytes)):
+        raise InputError("decode takes token ids (a sequence of ints, a list of them, or a "
+                         f"tensor); use fill for text, got {type(input_ids).__name__}")
     single = _is_single(input_ids)
     batch = [input_ids] if single else list(input_ids)
+    if not batch:
+        raise InputError("no input to decode")
     batch = [x.tolist() if isinstance(x, torch.Tensor) else list(x) for x in batch]
-    out = _search(model, batch, None, scorer, order, beam_size, dedup, pivot, pivot_context,
-                  allow_special, sample, temperature, top_p, seed)
+    out = run_decoder(model, batch, None, config)
     return out[0] if single else out
 
 
-def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, scorer: "str | Scorer | None" = None,
-         order: str = "left-to-right", beam_size: int = 5, top_k: int = 5, pivot=None, seed: int = 0,
-         marker: str = "___", dedup: bool = True, pivot_context: str = "inject",
-         allow_special: bool = False, sample: str | None = None, temperature: float = 1.0,
-         top_p: float = 0.9) -> list[list[Completion]]:
+@dataclass
+class FillResult:
+    """The outcome for one input of :func:`fill_each`: its ranked ``completions``, or the
+    ``error`` that stopped it; ``windows`` lists the context windows used when the input was
+    longer than the model's maximum length ({start, end, gaps}: model-token positions of the
+    kept body and the gaps decoded in it), empty otherwise."""
+
+    input: str
+    completions: list[Completion]
+    error: str | None = None
+    windows: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self, model: str, config: DecodeConfig, gap: int, id: str | None = None) -> dict:
+        """One line of ``infill run --json`` (also the answer of ``POST /api/fill``)."""
+        return {"id": id, "input": self.input, "model": model, "config": config.to_json(),
+                "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
+                "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
+
+
+class LongInputWarning(UserWarning):
+    """Some input exceeded the model's maximum length and was decoded in context windows."""
+
+
+def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int = 5,
+         marker: str = "___", config: DecodeConfig | None = None, window: bool = True,
+         **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each.
 
-    Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first.
+    Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first. A
+    ``top_k`` above the beam size raises the beam size to ``top_k``. An input longer than the
+    model's maximum length is decoded in context windows centred on its gaps (a
+    :class:`LongInputWarning` says so); ``window=False`` makes that an error. Decoding options as
+    in :func:`decode`. The first bad input raises; :func:`fill_each` reports errors per input.
     """
-    if top_k < 1:
-        raise ConfigError(f"top-k must be at least 1, got {top_k}")
-    if top_k > beam_size:
-        raise ConfigError(f"top-k ({top_k}) cannot exceed the beam size ({beam_size})")
-    texts = [text] if isinstance(text, str) else list(text)
+    texts = [text] if isinstance(text, str) else _text_list(text)
+    results = fill_each(model, texts, gap, top_k, marker, config, window, _raise=True, **options)
+    return [r.completions for r in results]
+
+
+def _text_list(texts) -> list:
+    """A list of the given inputs; InputError for what is not a sequence of them."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise InputError("fill takes text (a string or a list of strings); use decode for ids, "
+                         f"got {type(texts).__name__}")
+    return list(texts)
+
+
+def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 5,
+              marker: str = "___", config: DecodeConfig | None = None, window: bool = True,
+              _raise: bool = False, **options) -> list[FillResult]:
+    """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
+    filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
+    the others are decoded together as usual."""
+    config = DecodeConfig.from_options(config, **options)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise ConfigError(f"top-k must be an integer >= 1, got {top_k!r}")
+    config = effective_config(config, top_k)
+    if not isinstance(window, bool):
+        raise ConfigError(f"window must be True or False, got {window!r}")
+    texts = _text_list(texts)
     if not texts:
         raise InputError("empty input: nothing to fill")
-    encodings: list[Encoding] = [model.encode(t, gap, marker) for t in texts]
-    hyps = _search(model, [e.input_ids for e in encodings], [e.positions for e in encodings],
-                   scorer, order, beam_size, dedup, pivot, pivot_context, allow_special, sample,
-                   temperature, top_p, seed)
-    return [[_complete(model, e, h) for h in hs[:top_k]] for e, hs in zip(encodings, hyps)]
+    if not all(isinstance(t, str) for t in texts):
+        raise InputError("fill takes text (a string or a list of strings); use decode for ids")
+    model.check_gap(gap)
+    results = [FillResult(t, []) for t in texts]
+    jobs: list[tuple[int, Encoding, Window, int, int]] = []   # (input, encoding, window, lo, hi)
+    windowed = 0
+    for i, t in enumerate(texts):
+        try:
+            enc = model.encode(t, gap, marker)
+            results[i].notes = list(enc.notes)
+            plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
+            _check_decodable(model, enc, config)
+        except InfillError as e:
+            if _raise:
+                raise
+            results[i].error = str(e).splitlines()[0] if str(e) else type(e).__name__
+            continue
+        if len(enc.input_ids) > model.max_length:
+            windowed += 1
+            results[i].windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}
+                                  for w in plan]
+        jobs += [(i, enc, w, lo, hi) for w in plan]
+    if windowed:
+        warnings.warn(f"{windowed} input(s) longer than the model's maximum length "
+                      f"({model.max_length} tokens): decoded with the longest context window "
+                      "centred on the gaps", LongInputWarning, stacklevel=2)
+    if not jobs:
+        return results
+    inputs, gaps = [], []
+    for _, enc, w, lo, hi in jobs:
+        inputs.append(w.ids(enc.input_ids, lo, hi))
+        gaps.append([p - w.left + lo for k in w.gaps for p in enc.gaps[k]])
+    hyps: list = [None] * len(inputs)
+    for bucket in length_buckets([len(x) for x in inputs]):
+        for j, h in zip(bucket, run_decoder(model, [inputs[j] for j in bucket],
+                                            [gaps[j] for j in bucket], config)):
+            hyps[j] = h
+    per_input: dict[int, list[list[tuple[float, dict]]]] = {}
+    for (i, enc, w, lo, hi), hs in zip(jobs, hyps):
+        # window positions -> the encoding's own positions
+        order = sorted(p for k in w.gaps for p in enc.gaps[k])
+        per_input.setdefault(i, []).append(
+            [(h.score, {p: (t, lq, st) for p, t, lq, st in zip(order, h.tokens, h.logq, h.steps)})
+             for h in hs])
+    for i, parts in per_input.items():
+        enc = next(e for j, e, *_ in jobs if j == i)
+        combos = _combine(parts, config.beam_size) if len(parts) > 1 else \
+            [_hypothesis(s, c) for s, c in parts[0]]
+        results[i].completions = [complete(model, enc, h) for h in combos[:top_k]]
+    return results
 
 
-def _complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
-    by_pos = dict(zip(enc.positions, hyp.tokens))
-    gap_tokens = [[by_pos[p] for p in g] for g in enc.gaps]
-    text, fills = model.render(enc, gap_tokens)
-    return Completion(text=text, fills=tuple(fills), tokens=hyp.tokens, score=hyp.score)
+def length_buckets(lengths: list[int], slack: float = 1.25, extra: int = 8) -> list[list[int]]:
+    """Indices grouped by similar length (each bucket's longest <= slack x its shortest + extra),
+    so that a batch does not spend its forward passes on padding; one bucket when the lengths
+    are alike. Results do not depend on it: an input's draws depend only on the input."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    buckets: list[list[int]] = []
+    for i in order:
+        if buckets and lengths[i] <= slack * lengths[buckets[-1][0]] + extra:
+            buckets[-1].append(i)
+        else:
+            buckets.append([i])
+    return [sorted(b) for b in buckets]
+
+
+def effective_config(config: DecodeConfig, top_k: int) -> DecodeConfig:
+    """The config a fill with ``top_k`` runs: the beam raised to ``top_k`` when smaller."""
+    return config.replace(beam_size=top_k) if top_k > config.beam_size else config
+
+
+def _check_decodable(model: MaskedLM, enc: Encoding, config: DecodeConfig) -> None:
+    """Per-input checks that would otherwise fail the whole batch inside the decoder."""
+    n = len(enc.positions)
+    if config.decoder == "ag" and n != 2:
+        raise InputError(f"the ag decoder fills exactly two gap tokens; this input has {n}")
+    if isinstance(config.pivot, tuple) and len(config.pivot) != n:
+        raise InputError(f"a per-position pivot needs one token per gap position: got "
+                         f"{len(config.pivot)} for an input with {n} gap positions")
+
+
+def _hypothesis(score: float, placed: dict) -> Hypothesis:
+    pos = sorted(placed)
+    return Hypothesis(tuple(placed[p][0] for p in pos), score, tuple(placed[p][1] for p in pos),
+                      tuple(placed[p][2] for p in pos))
+
+
+def _combine(parts: list[list[tuple[float, dict]]], beam: int) -> list[Hypothesis]:
+    """Hypotheses of independently decoded windows -> the ``beam`` best combinations (the
+    windows' scores add; their placed tokens are disjoint)."""
+    combos: list[tuple[float, dict]] = [(0.0, {})]
+    for hs in parts:
+        merged = [(s + sh, {**c, **ch}) for s, c in combos for sh, ch in hs]
+        merged.sort(key=lambda sc: -sc[0])
+        combos = merged[:beam]
+    return [_hypothesis(s, c) for s, c in combos]
+
+
+def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
+    """A :class:`Completion` (rendered text, spans, per-position confidence) from a hypothesis."""
+    per_gap = enc.split(hyp.tokens)
+    r = model.render(enc, per_gap)
+    rank_of = {p: i for i, p in enumerate(enc.positions)}
+    positions = []
+    for k, (g, toks) in enumerate(zip(enc.gaps, per_gap)):
+        for j, (p, t) in enumerate(zip(g, toks)):
+            i = rank_of[p]
+            lq = float(hyp.logq[i]) if hyp.logq else float("nan")
+            positions.append(Position(gap=k, index=int(r.offsets[k][j]), token=model.id_to_token(t),
+                                      token_id=int(t), logq=lq, prob=math.exp(lq),
+                                      step=int(hyp.steps[i]) if hyp.steps else -1))
+    return Completion(text=r.text, fills=tuple(r.fills), tokens=tuple(hyp.tokens), score=hyp.score,
+                      positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans))

@@ -64,3 +64,29 @@ def offline_hub(monkeypatch):
     """Make hub look-ups fail at once (as they would after retries without a network)."""
     import huggingface_hub.constants as c
     monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+
+
+@pytest.fixture(scope="session")
+def greek_char_dir(tmp_path_factory):
+    """A tiny random character (Greek alphabet) model directory (charmodel.json + safetensors)."""
+    from infill.models.char import CharConfig, CharTransformer, save_char
+    torch.manual_seed(2)
+    model = CharTransformer(CharConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_length=48,
+                                       conv_kernel=3))
+    return str(save_char(model.eval(), tmp_path_factory.mktemp("greek-char") / "m",
+                         dtype=torch.float32))
+
+
+@pytest.fixture(scope="session")
+def esm2_tiny_path(tmp_path_factory):
+    """A tiny random fair-esm ESM2 checkpoint (``esm2_*.pt``, written by save_fair_esm)."""
+    import esm
+
+    from infill.models.esm import save_fair_esm
+    torch.manual_seed(3)
+    alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
+    model = esm.ESM2(num_layers=1, embed_dim=32, attention_heads=4, alphabet=alphabet)
+    with torch.no_grad():  # spread the output distribution (ties would hide bugs)
+        model.lm_head.bias.normal_(0, 1.0)
+    return str(save_fair_esm(model.eval(), alphabet,
+                             tmp_path_factory.mktemp("esm2") / "esm2_tiny.pt"))

@@ -1,4 +1,4 @@
-"""The methods grid of ``infill bench``: names -> arguments of :func:`infill.decode`.
+"""The methods grid of ``infill bench``: names -> :class:`~infill.config.DecodeConfig`.
 
 Names (``--methods``, comma separated):
   hcb-l2r, hcb-b2w, standard-l2r, standard-b2w   beam search, scorer x order (SPEC §1)
@@ -13,11 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infill.config import ORDERS as ORDER_NAMES
+from infill.config import SCORERS as SCORER_NAMES
+from infill.config import DecodeConfig
 from infill.errors import ConfigError
 
-ORDERS = {"l2r": "left-to-right", "b2w": "best-to-worst"}
-SCORERS = {"hcb": "hcb", "standard": "standard", "std": "standard", "scramble": "scramble",
-           "swap": "swap"}
+ORDER_CODES = dict(zip(("l2r", "b2w"), ORDER_NAMES))
+"""Short order codes of method names -> :data:`infill.config.ORDERS`."""
+SCORER_CODES = {**{name: name for name in SCORER_NAMES}, "std": "standard"}
+"""Scorer spellings of method names -> :data:`infill.config.SCORERS`."""
 GROUPS = {
     "beam": ["hcb-l2r", "hcb-b2w", "standard-l2r", "standard-b2w"],
     "sampling": ["pure", "temp0.25", "temp0.5", "temp0.75", "nucleus0.9"],
@@ -34,7 +38,7 @@ class Method:
     beam: int
     scorer: str = "hcb"
     order: str = "left-to-right"
-    sample: str | None = None
+    sampling: str | None = None
     temperature: float = 1.0
     top_p: float = 0.9
     pivot: int | None = None        # HCB pivot id (None: the model's default)
@@ -47,37 +51,40 @@ class Method:
             key += f"/pivot={self.pivot_label}"
         return key
 
-    def decode_kwargs(self) -> dict:
-        kw = dict(scorer=self.scorer, order=self.order, beam_size=self.beam)
-        if self.sample is not None:
-            kw.update(sample=self.sample, temperature=self.temperature, top_p=self.top_p)
-        if self.pivot is not None:
-            kw["pivot"] = self.pivot
-        return kw
+    def decode_config(self, base: DecodeConfig) -> DecodeConfig:
+        """``base`` (the run's shared options: dedup, allow_special, seed) with this cell's."""
+        return base.replace(scorer=self.scorer, order=self.order, beam_size=self.beam,
+                            sampling=self.sampling, temperature=self.temperature,
+                            top_p=self.top_p, pivot=self.pivot)
 
 
 def _parse_one(name: str, beam: int) -> Method:
     if name == "pure":
-        return Method("pure", beam, scorer="standard", sample="pure")
+        return Method("pure", beam, scorer="standard", sampling="pure")
     m = re.fullmatch(r"temp(?:erature)?([0-9.]+)", name)
     if m:
         t = float(m.group(1))
         if t <= 0:
             raise ConfigError(f"temperature must be > 0 in method {name!r}")
-        return Method(f"temp{t:g}", beam, scorer="standard", sample="temperature", temperature=t)
+        return Method(f"temp{t:g}", beam, scorer="standard", sampling="temperature", temperature=t)
     m = re.fullmatch(r"nucleus([0-9.]*)", name)
     if m:
         p = float(m.group(1) or 0.9)
         if not 0 < p <= 1:
             raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}")
-        return Method(f"nucleus{p:g}", beam, scorer="standard", sample="nucleus", top_p=p)
+        return Method(f"nucleus{p:g}", beam, scorer="standard", sampling="nucleus", top_p=p)
     m = re.fullmatch(r"([a-z]+)-(l2r|b2w)", name)
-    if m and m.group(1) in SCORERS:
-        scorer = SCORERS[m.group(1)]
-        return Method(f"{scorer}-{m.group(2)}", beam, scorer=scorer, order=ORDERS[m.group(2)])
-    raise ConfigError(f"unknown method {name!r}; use hcb-l2r, hcb-b2w, standard-l2r, standard-b2w, "
-                      "scramble-l2r/b2w, swap-l2r/b2w, pure, tempT, nucleusP or a group "
-                      f"({', '.join(GROUPS)})")
+    if m and m.group(1) in SCORER_CODES:
+        scorer = SCORER_CODES[m.group(1)]
+        return Method(f"{scorer}-{m.group(2)}", beam, scorer=scorer,
+                      order=ORDER_CODES[m.group(2)])
+    raise ConfigError(f"unknown method {name!r}; use {method_names()}")
+
+
+def method_names() -> str:
+    """The method names and groups, as help and error texts list them."""
+    beam = ", ".join(f"{s}-{{{'/'.join(ORDER_CODES)}}}" for s in SCORER_NAMES)
+    return f"{beam}, pure, tempT, nucleusP, or a group ({', '.join(GROUPS)})"
 
 
 def expand_names(spec: str | list[str]) -> list[str]:

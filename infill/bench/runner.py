@@ -7,21 +7,36 @@ flushed and fsync'ed as soon as it exists, so an interrupt loses at most the bat
 never duplicates a row. Batches are fixed by the example list (batch b of a gap length is always
 the same examples) and each batch gets its own derived seed, so a resumed run produces exactly
 the rows of an uninterrupted one.
+
+Sharded runs (``torchrun``, :mod:`infill.parallel`): rank r appends its rows to
+``results.rank{r}.jsonl`` (on its own disk: ``--out`` need not be shared) and also sends them to
+rank 0 over torch.distributed at the end; rank 0 writes ``results.jsonl`` in the single-process
+order and the per-rank files go. On (re)start every rank reads the rows in ``results.jsonl`` and
+any ``results.rank*.jsonl`` it sees and rank 0 collects them all, so an interrupted run -- sharded
+or not -- resumes from every rank's rows with any number of processes, one included.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from infill.bench.data import (CORPORA, Example, _derive, family_split, load_texts, pick_indices,
-                               select_examples, tokenize_texts, training_info)
+from infill.bench.gaps import Example, derive_seed, pick_indices, select_examples, tokenize_texts
 from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
-from infill.errors import ConfigError, InputError
+from infill.config import DecodeConfig, check_seed
+from infill.data.corpora import load_texts
+from infill.data.files import ensure_dir
+from infill.data.splits import PARTS, heldout
+from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import MaskedLM
+
+METHOD_SEED_MASK = 0x7FFFFFFF
+"""Per-(method, gap length) decode seeds are cut to 31 bits (as the first recorded runs were:
+changing it would change every stored sampling result and break resuming them)."""
 
 RESULTS = "results.jsonl"
 CONFIG = "config.json"
@@ -50,12 +65,54 @@ class BenchConfig:
     bertscore_model: str | None = None
     bertscore_layers: int | None = None
     device: str | None = None
+    dtype: str | None = None
+    quantize: str | None = None
+    compile: bool = False
+    data_root: str | None = None      # where corpus names resolve (not part of the results' identity)
+
+    def __post_init__(self):
+        def ints(xs, what, low):
+            if not isinstance(xs, list) or not xs or any(
+                    isinstance(x, bool) or not isinstance(x, int) or x < low for x in xs):
+                raise ConfigError(f"{what} must be a non-empty list of integers >= {low}, got {xs!r}")
+        ints(self.gaps, "gap lengths", 1)
+        ints(self.beams, "beam sizes", 1)
+        ints(self.ks, "k of top-k", 1)
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            raise ConfigError(f"the number of examples must be >= 1 (or None for all), got {self.limit!r}")
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ConfigError(f"batch size must be >= 1, got {self.batch_size!r}")
+        check_seed(self.seed)
+        if self.split not in ("all", *PARTS):
+            raise ConfigError(f"unknown split {self.split!r}; choose all, {', '.join(PARTS)}")
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """What identifies the results (checked on resume): every field but ``data_root``, and
+        ``dtype``/``quantize``/``compile`` only when set (runs recorded before they existed stay
+        resumable)."""
+        out = asdict(self)
+        out.pop("data_root")
+        for key in ("dtype", "quantize", "compile"):
+            if not out[key]:
+                out.pop(key)
+        return out
 
 
 # ---- results file -------------------------------------------------------------------------------
+ROW_FIELDS = {"key": str, "method": str, "n": int, "gold": list, "hyps": list, "hits": dict,
+              "bleu": (int, float), "forward_calls": (int, float), "forward_rows": (int, float),
+              "seconds": (int, float)}
+"""The fields (and types) of a results row that the resume logic and the report read."""
+
+
+def _is_row(row) -> bool:
+    return isinstance(row, dict) and all(
+        isinstance(row.get(k), t) and not isinstance(row.get(k), bool)
+        and (not isinstance(row[k], float) or math.isfinite(row[k]))
+        for k, t in ROW_FIELDS.items())
+
+
 def read_rows(path: Path) -> list[dict]:
     """Rows of a results file. A last line without its newline is an interrupted write: it is cut
     off the file (and redone later). Any other unreadable line is an error."""
@@ -68,9 +125,12 @@ def read_rows(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except ValueError:
-            raise InputError(f"{path}: line {i} is corrupt; remove it or use --overwrite") from None
+            row = None
+        if not _is_row(row):
+            raise InputError(f"{path}: line {i} is corrupt; remove it or use --overwrite")
+        rows.append(row)
     if tail:
         with open(path, "r+b") as f:
             f.truncate(len(data) - len(tail))
@@ -104,7 +164,7 @@ def model_fingerprint(name: str) -> str | None:
     import hashlib
 
     if name.startswith("builtin:"):
-        from infill.models.builtin import builtin_path
+        from infill.data.builtins import builtin_path
         name = str(builtin_path(name))
     p = Path(name)
     if p.is_file():
@@ -123,30 +183,62 @@ def model_fingerprint(name: str) -> str | None:
     return h.hexdigest()[:16]
 
 
-def prepare_out(out: Path, config: BenchConfig, overwrite: bool = False) -> list[dict]:
-    """Create/validate the output directory; return the rows already done."""
-    out.mkdir(parents=True, exist_ok=True)
+def _read_config(cfg_path: Path) -> dict:
+    try:
+        old = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ModelLoadError(f"cannot read {cfg_path} ({str(e).splitlines()[0][:80]}); "
+                             "remove it or use --overwrite to start afresh") from None
+    if not isinstance(old, dict):
+        raise ModelLoadError(f"{cfg_path} is not a benchmark configuration; remove it or use "
+                             "--overwrite to start afresh")
+    return old
+
+
+def prepare_out(out: Path, config: BenchConfig, overwrite: bool = False,
+                rank: int = 0) -> list[dict]:
+    """Create/validate the output directory; return the rows already done there (``results.jsonl``
+    and any per-rank files of an interrupted sharded run, de-duplicated by key).
+
+    Rank 0 runs it first; the other ranks then run it on what they see as ``--out`` (the same
+    folder on a shared filesystem, where they find rank 0's ``config.json``; their own machine's
+    folder otherwise, which gets its own ``config.json`` so that rows left there by a run with
+    other arguments are refused, or removed by ``--overwrite``)."""
+    ensure_dir(out, "--out folder")
     cfg_path, res_path = out / CONFIG, out / RESULTS
     if overwrite:
-        for p in (cfg_path, res_path):
-            if p.exists():
-                p.unlink()
+        # a non-main rank leaves config.json alone: on a shared --out it is rank 0's new one
+        for p in ((cfg_path,) if rank == 0 else ()) + (res_path, *out.glob("results.rank*.jsonl")):
+            p.unlink(missing_ok=True)
     new = dict(config.to_json(), model_fingerprint=model_fingerprint(config.model))
     if cfg_path.exists():
-        old = json.loads(cfg_path.read_text())
-        if old != new:
+        old = _read_config(cfg_path)
+        if old != new and rank and overwrite:
+            _write_config(cfg_path, new, rank)
+        elif old != new:
             diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+            where = "" if rank == 0 else f" (as seen by rank {rank})"
             if diff == ["model_fingerprint"]:
-                raise ConfigError(f"{out} holds results of another version of model "
+                raise ConfigError(f"{out}{where} holds results of another version of model "
                                   f"{config.model!r} (its files changed); use another --out, or "
                                   "--overwrite to start afresh")
-            raise ConfigError(f"{out} holds a run with different arguments ({', '.join(diff)}); "
-                              "use another --out, or --overwrite to start afresh")
-    elif res_path.exists() and res_path.stat().st_size:
-        raise ConfigError(f"{res_path} exists without {CONFIG}; use --overwrite or another --out")
+            raise ConfigError(f"{out}{where} holds a run with different arguments "
+                              f"({', '.join(diff)}); use another --out, or --overwrite to start "
+                              "afresh")
+    elif (res_path.exists() and res_path.stat().st_size) or any(
+            f.stat().st_size for f in out.glob("results.rank*.jsonl")):
+        raise ConfigError(f"{out} holds results without {CONFIG}; use --overwrite or another "
+                          "--out")
     else:
-        cfg_path.write_text(json.dumps(new, indent=2))
-    return read_rows(res_path)
+        _write_config(cfg_path, new, rank)
+    return read_all_rows(out)
+
+
+def _write_config(path: Path, config: dict, rank: int) -> None:
+    """Atomically (several ranks of one machine may write the same file at once)."""
+    tmp = path.with_name(f"{path.name}.rank{rank}.tmp")
+    tmp.write_text(json.dumps(config, indent=2))
+    os.replace(tmp, path)
 
 
 # ---- model call counting ------------------------------------------------------------------------
@@ -234,6 +326,8 @@ class Plan:
     grid: list[Method]
     n_texts: int
     corpus_size: int
+    pool_size: int = 0      # examples the draw was made from (the split part, or the corpus)
+    unit: str = "tokens"    # what a gap is counted in (tokens, characters, residues)
 
     def total_rows(self) -> int:
         return len(self.grid) * sum(len(v) for v in self.examples.values())
@@ -241,94 +335,191 @@ class Plan:
 
 def make_plan(model: MaskedLM, config: BenchConfig) -> Plan:
     """Examples (split, subset, gap spans) and the method grid of a configuration."""
-    if not config.gaps or any(n < 1 for n in config.gaps):
-        raise ConfigError(f"gap lengths must be >= 1, got {config.gaps}")
-    if config.batch_size < 1:
-        raise ConfigError("batch size must be >= 1")
     if config.split == "all":
-        texts = load_texts(config.data, config.fmt)
+        texts = load_texts(config.data, config.fmt, config.data_root)
+        if not texts:
+            raise InputError(f"dataset {config.data!r} holds no text")
         indices = pick_indices(list(range(len(texts))), config.limit, config.seed)
         lists = tokenize_texts(model, texts, indices)
-        corpus_size = len(texts)
+        corpus_size = pool = len(texts)
     else:
-        family = config.family or (config.data if config.data in CORPORA else None)
-        if family is None:
-            raise ConfigError("--split needs the training family (--family english|greek|protein) "
-                              "unless the data is one of the corpus names")
-        examples, part = family_split(family, config.data, config.split, model,
-                                      training_info(config.model))
+        h = heldout(config.model, corpus=config.data, family=config.family,
+                    max_length=model.max_length, data=config.data_root)
+        part = h.part(config.split)
         indices = pick_indices(part, config.limit, config.seed)
-        lists = {i: list(examples[i]) for i in indices}
-        corpus_size = len(examples)
+        lists = {i: list(h.examples[i]) for i in indices}
+        corpus_size, pool = len(h.examples), len(part)
     exs, skipped = select_examples(model, lists, config.gaps, config.seed)
+    if not exs:
+        raise InputError(f"no usable example: all {len(indices)} examples drawn are shorter than "
+                         f"every gap length ({', '.join(map(str, config.gaps))} tokens) or "
+                         "rejected by the model")
     by_n = {n: [e for e in exs if e.n == n] for n in config.gaps}
     grid = build_grid(expand_names(config.methods), config.beams,
                       resolve_pivots(model, config.pivots))
-    return Plan(by_n, skipped, grid, len(indices), corpus_size)
+    return Plan(by_n, skipped, grid, len(indices), corpus_size, pool, model.unit)
+
+
+def by_length(examples: list[Example]) -> list[Example]:
+    """Examples ordered by length, ties by example index (deterministic), so that a batch holds
+    inputs of similar lengths and its forward passes compute little padding. Results do not
+    depend on it: beam search is per input (scores up to float32 rounding), and sampling draws
+    are keyed by the input (infill.decoding.proposals.KeyedRNG), never by its batch mates."""
+    return sorted(examples, key=lambda e: (len(e.ids), e.example_id))
+
+
+def units(plan: Plan, batch_size: int) -> list[tuple[Method, int, list[Example]]]:
+    """The run's work units in their fixed order: (method, gap length, batch of examples), the
+    examples of a gap length batched in order of length (:func:`by_length`). A sharded run
+    (:mod:`infill.parallel`) gives unit u to rank u % world, so every batch is decoded exactly as
+    in a single-process run."""
+    return [(m, n, b) for m in plan.grid for n in plan.examples
+            for b in batches(by_length(plan.examples[n]), batch_size)]
+
+
+def rank_file(out: Path, rank: int) -> Path:
+    return out / f"results.rank{rank}.jsonl"
+
+
+def unique_rows(rows: list[dict]) -> list[dict]:
+    """The first row of each key."""
+    seen, unique = set(), []
+    for r in rows:
+        if r["key"] not in seen:
+            seen.add(r["key"])
+            unique.append(r)
+    return unique
+
+
+def read_all_rows(out: Path) -> list[dict]:
+    """Rows of ``results.jsonl`` and of any per-rank files of an interrupted sharded run."""
+    rows = read_rows(out / RESULTS)
+    for f in sorted(out.glob("results.rank*.jsonl")):
+        rows += read_rows(f)
+    return unique_rows(rows)
+
+
+def write_results(out: Path, plan: Plan, batch_size: int, rows: list[dict]) -> list[dict]:
+    """Rank 0, at the end of a run: ``rows`` (every rank's, de-duplicated) into ``results.jsonl``
+    in the single-process order (atomically), then the per-rank files it sees go. Returns the
+    rows in that order."""
+    order = {example_key(m, e): k for k, (m, n, b) in enumerate(units(plan, batch_size))
+             for e in b}
+    rows = sorted(unique_rows(rows), key=lambda r: (order.get(r["key"], len(order)), r["key"]))
+    tmp = out / (RESULTS + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, out / RESULTS)
+    remove_rank_files(out)
+    return rows
+
+
+def remove_rank_files(out: Path) -> None:
+    for f in out.glob("results.rank*.jsonl"):
+        f.unlink(missing_ok=True)   # several ranks may clean one shared folder at once
+
+
+def collect_rows(shard, local: list[dict]) -> list[dict] | None:
+    """Every rank's ``local`` rows on rank 0, de-duplicated (None elsewhere). Rows travel over
+    torch.distributed, so rank 0 gets them whether or not ``--out`` is shared; a rank sends only
+    the rows rank 0 does not hold already (nothing, on a shared folder)."""
+    if not shard.active:
+        return local
+    have = shard.broadcast({r["key"] for r in local} if shard.main else None)
+    parts = shard.gather([r for r in local if r["key"] not in have])
+    return unique_rows(local + [r for part in parts for r in part]) if shard.main else None
 
 
 def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = None,
               overwrite: bool = False, progress: bool = True) -> dict:
-    """Run (or continue) a benchmark into ``out``; returns the summary (also written there)."""
-    from infill.bench.report import write_report
+    """Run (or continue) a benchmark into ``out``; returns the summary (also written there).
 
+    Under ``torchrun`` the work units are shared out over the ranks (each writes its own rows
+    and sends them to rank 0, which merges them and writes the report); the results equal a
+    single-process run's."""
+    from infill.bench.report import write_report
+    from infill.parallel import current
+
+    shard = current()
     out = Path(out)
     if model is None:
         from infill.models import load_model
-        model = load_model(config.model, device=config.device)
+        model = load_model(config.model, device=shard.device(config.device), dtype=config.dtype,
+                           quantize=config.quantize, compile=config.compile)
     plan = make_plan(model, config)
-    done_rows = prepare_out(out, config, overwrite)
-    done = {r["key"] for r in done_rows}
+    # rank 0 first (it may start afresh), then the others on what they see as --out; an error
+    # on any rank stops every rank
+    local = shard.on_main(lambda: prepare_out(out, config, overwrite))
+    local = shard.everywhere(lambda: local if shard.main else
+                             prepare_out(out, config, overwrite, rank=shard.rank))
+    # every rank's rows (whatever the number of ranks that wrote them) before deciding what is
+    # missing; every rank has read its rows before anyone appends
+    rows = collect_rows(shard, local)
+    done = shard.broadcast({r["key"] for r in rows} if shard.main else None)
     bert = None
     if config.bertscore_model:
         bert = BertScore.load(config.bertscore_model, config.bertscore_layers, device=config.device)
 
-    todo = plan.total_rows() - sum(
-        1 for m in plan.grid for n, exs in plan.examples.items() for e in exs
-        if example_key(m, e) in done)
+    work = [u for k, u in enumerate(units(plan, config.batch_size)) if shard.owns(k)]
+    total = sum(len(b) for _, _, b in work)
+    todo = sum(1 for m, _, b in work for e in b if example_key(m, e) not in done)
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=plan.total_rows(), initial=plan.total_rows() - todo, unit="row",
-                   desc="bench", dynamic_ncols=True)
-    writer = RowWriter(out / RESULTS)
+        bar = tqdm(total=total, initial=total - todo, unit="row",
+                   desc="bench" if not shard.active else f"bench rank {shard.rank}",
+                   dynamic_ncols=True, position=shard.rank)
+    writer = RowWriter(out / RESULTS if not shard.active else rank_file(out, shard.rank))
     counter = CallCounter(model)
+    new: list[dict] = []
     try:
-        _run_grid(model, config, plan, done, writer, counter, bert, bar)
+        _run_units(model, config, work, done, writer, counter, bert, bar, new)
     finally:
         counter.close()
         writer.close()
         if bar is not None:
             bar.close()
-    return write_report(out, config, plan, read_rows(out / RESULTS),
-                        bert_available=bert is not None)
+    parts = shard.gather(new)
+    summary = None
+    if shard.main:
+        rows = write_results(out, plan, config.batch_size,
+                             rows + [r for part in parts for r in part])
+        summary = write_report(out, config, plan, rows, bert_available=bert is not None)
+    summary = shard.broadcast(summary)
+    if not shard.main:
+        remove_rank_files(out)        # merged by rank 0 (this rank's own disk, if not shared)
+    return summary
 
 
-def _run_grid(model, config, plan, done, writer, counter, bert, bar) -> None:
-    from infill import decode
+def _run_units(model, config, work, done, writer, counter, bert, bar, new: list) -> None:
+    from infill.api import run_decoder
 
-    for method in plan.grid:
-        for n in config.gaps:
-            for b, batch in enumerate(batches(plan.examples[n], config.batch_size)):
-                missing = [e for e in batch if example_key(method, e) not in done]
-                if not missing:
-                    continue
-                counter.reset()
-                t0 = time.perf_counter()
-                results = decode(model, [e.masked(model.mask_id) for e in batch],
-                                 dedup=config.dedup, allow_special=config.allow_special,
-                                 seed=_derive(config.seed, method.key, n, b) & 0x7FFFFFFF,
-                                 **method.decode_kwargs())
-                seconds = (time.perf_counter() - t0) / len(batch)
-                rows = [make_row(model, method, e, hyps, config.ks, counter.calls,
-                                 counter.rows / len(batch), seconds)
-                        for e, hyps in zip(batch, results) if e in missing]
-                if bert is not None:
-                    f1 = bert.f1([r["filled_text"] for r in rows], [r["gold_text"] for r in rows])
-                    for r, f in zip(rows, f1):
-                        r["bertscore"] = f
-                for r in rows:
-                    writer.write(r)
-                    done.add(r["key"])
-                if bar is not None:
-                    bar.update(len(rows))
+    base = DecodeConfig(dedup=config.dedup, allow_special=config.allow_special)
+    for method, n, batch in work:
+        missing = [e for e in batch if example_key(method, e) not in done]
+        if not missing:
+            continue
+        # one seed per (method, gap length): an example's draws depend only on it and the
+        # example (infill.decoding.proposals.KeyedRNG), whatever the batch or the rank
+        dcfg = method.decode_config(base).replace(
+            seed=derive_seed(config.seed, method.key, n) & METHOD_SEED_MASK)
+        counter.reset()
+        t0 = time.perf_counter()
+        results = run_decoder(model, [e.masked(model.mask_id) for e in batch], None, dcfg)
+        seconds = (time.perf_counter() - t0) / len(batch)
+        rows = [make_row(model, method, e, hyps, config.ks, counter.calls,
+                         counter.rows / len(batch), seconds)
+                for e, hyps in zip(batch, results) if e in missing]
+        if bert is not None:
+            f1 = bert.f1([r["filled_text"] for r in rows], [r["gold_text"] for r in rows])
+            for r, f in zip(rows, f1):
+                r["bertscore"] = f
+        for r in rows:
+            writer.write(r)
+            done.add(r["key"])
+            new.append(r)
+        if bar is not None:
+            bar.update(len(rows))

@@ -11,10 +11,23 @@ __all__ = ["Encoding", "MaskedLM", "load_model"]
 
 
 def load_model(name_or_path: str, device: str | None = None, dtype: str | None = None,
-               **options) -> MaskedLM:
+               quantize: str | None = None, compile: bool = False, **options) -> MaskedLM:
+    """Load a masked LM (see :func:`_load`); ``quantize="int8"`` / ``compile=True`` apply the
+    opt-in speed-ups of :mod:`infill.models.accel`."""
+    lm = _load(name_or_path, device, dtype, **options)
+    if quantize is not None or compile:
+        from infill.models.accel import accelerate
+        accelerate(lm, quantize=quantize, compile=compile)
+    return lm
+
+
+def _load(name_or_path: str, device: str | None = None, dtype: str | None = None,
+          **options) -> MaskedLM:
     """Load a masked LM by builtin name (``builtin:english``), local path or hub id.
 
-    - ``builtin:NAME``: a model shipped in ``data/models`` (see ``infill models``);
+    - ``builtin:NAME``: a model shipped with infill (see ``infill models``);
+    - ``antiberty``, ``sapiens-vh``, ``sapiens-vl``: pretrained antibody models, converted into
+      infill's cache on first use (:mod:`infill.models.antibody`);
     - a directory with ``config.json``: a Hugging Face masked LM (ESM2 directories get the
       protein adapter), with ``charmodel.json``: an Ithaca-style character model;
     - a ``.pt`` file: a fair-esm checkpoint (``esm2_t6_8M_UR50D.pt``-style);
@@ -22,8 +35,12 @@ def load_model(name_or_path: str, device: str | None = None, dtype: str | None =
       ``esm2_t6_8M_UR50D``), which needs network access.
     """
     name = str(name_or_path)
+    from infill.models.antibody import is_antibody_name
+    if is_antibody_name(name):
+        from infill.models.antibody import load_antibody
+        return load_antibody(name, device=device, dtype=dtype, **options)
     if name.startswith("builtin:"):
-        from infill.models.builtin import builtin_path
+        from infill.data.builtins import builtin_path
         name = str(builtin_path(name))
     path = Path(name).expanduser()
     if path.is_file():
@@ -33,12 +50,30 @@ def load_model(name_or_path: str, device: str | None = None, dtype: str | None =
         raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
                              "checkpoint or a model directory)")
     if path.is_dir():
+        from infill.models.antibody import META_FILE
+        if (path / META_FILE).exists():
+            from infill.models.antibody import load_antibody
+            return load_antibody(str(path), device=device, dtype=dtype, **options)
         if (path / "charmodel.json").exists():
             from infill.models.char import load_char
             return load_char(str(path), device=device, dtype=dtype, **options)
         if not (path / "config.json").exists():
-            raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json)")
-        model_type = json.loads((path / "config.json").read_text()).get("model_type")
+            checkpoints = [p for p in sorted(path.glob("*.pt"))
+                           if not p.name.endswith("-contact-regression.pt") and p.name != "checkpoint.pt"]
+            if len(checkpoints) == 1:     # e.g. the output folder of `infill train protein`
+                from infill.models.esm import load_fair_esm
+                return load_fair_esm(str(checkpoints[0]), device=device, dtype=dtype, **options)
+            raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json, "
+                                 "nor one fair-esm .pt checkpoint)")
+        try:
+            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            raise ModelLoadError(f"cannot read {path / 'config.json'}: "
+                                 f"{str(e).splitlines()[0][:120]}") from None
+        if not isinstance(config, dict):
+            raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
+                                 "object)")
+        model_type = config.get("model_type")
         if model_type == "esm":
             from infill.models.esm import load_hf_esm
             return load_hf_esm(str(path), device=device, dtype=dtype, **options)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
-from infill.errors import InputError
+from infill.errors import ConfigError, InputError
 
 
 @dataclass
@@ -19,17 +20,39 @@ class Encoding:
 
     ``input_ids`` holds ``mask_id`` at every gap position; ``gaps[k]`` lists the positions of
     the k-th gap (in order); ``segments`` are the user's text pieces around the gaps
-    (``len(segments) == len(gaps) + 1``), used to render the filled text verbatim.
+    (``len(segments) == len(gaps) + 1``), used to render the filled text verbatim; ``notes``
+    say what the adapter changed in reading the text (e.g. characters it cannot represent).
     """
 
     input_ids: list[int]
     gaps: list[list[int]]
     segments: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def positions(self) -> list[int]:
         """All gap positions, sorted."""
         return sorted(p for g in self.gaps for p in g)
+
+    def split(self, tokens) -> list[list[int]]:
+        """Tokens given in position order (one per gap position, as decoders return them) ->
+        one list per gap."""
+        tokens = [int(t) for t in tokens]
+        if len(tokens) != sum(len(g) for g in self.gaps):
+            raise InputError(f"{len(tokens)} tokens for {sum(len(g) for g in self.gaps)} gap positions")
+        by_pos = dict(zip(self.positions, tokens))
+        return [[by_pos[p] for p in g] for g in self.gaps]
+
+
+class Rendered(NamedTuple):
+    """A filled text: ``text``, the string put in each gap (``fills``), each fill's
+    [start, end) character span in ``text`` (``spans``) and, per gap, the character offset in
+    ``text`` where each of its tokens starts (``offsets``)."""
+
+    text: str
+    fills: list[str]
+    spans: list[tuple[int, int]]
+    offsets: list[list[int]]
 
 
 class MaskedLM(ABC):
@@ -55,6 +78,28 @@ class MaskedLM(ABC):
     special_ids: frozenset[int]
     default_pivot: int
     device: torch.device
+    #: whether :meth:`logits` (unnormalized scores, for MRF-L and E_raw) is available
+    supports_logits: bool = False
+    #: what one position is, for users: "tokens", "characters", "residues"
+    unit: str = "tokens"
+
+    #: speed-ups applied after loading (:func:`infill.models.accel.accelerate`)
+    acceleration: dict = {}
+
+    def heavy_modules(self, whole: bool = False) -> list:
+        """The network modules that do the work (what ``--compile`` compiles), or with ``whole``
+        every top-level network (what ``--quantize`` rewrites). Adapters with an ``nn.Module``
+        in ``self.model`` get this for free."""
+        model = getattr(self, "model", None)
+        if model is None:
+            raise ConfigError(f"{self.name!r} exposes no network to accelerate")
+        return [model]
+
+    @property
+    def n_input_ids(self) -> int:
+        """Number of valid input ids (more than ``vocab_size`` when some symbols -- mask, pad,
+        start -- are input-only)."""
+        return max(self.vocab_size, self.mask_id + 1, self.pad_id + 1)
 
     # ---- the one model call -------------------------------------------------------------
     @abstractmethod
@@ -79,6 +124,11 @@ class MaskedLM(ABC):
         raise ConfigError(f"model {self.name!r} does not expose unnormalized logits")
 
     # ---- text <-> ids ---------------------------------------------------------------------
+    def input_notes(self, text: str) -> list[str]:
+        """What the model cannot read of ``text`` as given (e.g. characters outside its
+        alphabet), one note each; the commands show them and :meth:`encode` records them."""
+        return []
+
     @abstractmethod
     def tokenize(self, text: str) -> list[int]:
         """Input ids for plain text, with the model's special tokens (cls/bos, sep/eos) added."""
@@ -91,12 +141,13 @@ class MaskedLM(ABC):
     def encode(self, text: str, gap: int, marker: str = "___") -> Encoding:
         """Turn user text with gap markers into an :class:`Encoding` (each marker -> ``gap`` masks).
 
-        Raises :class:`InputError` if the text has no gap or is longer than ``max_length``.
+        Raises :class:`InputError` if the text has no gap (or is invalid for the model); the
+        length is not checked here: :func:`infill.fill` windows long inputs, decoders check it.
         """
 
     @abstractmethod
-    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> tuple[str, list[str]]:
-        """Return (filled text, one string per gap) for the given tokens of each gap."""
+    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> Rendered:
+        """The filled text for the given tokens of each gap (see :class:`Rendered`)."""
 
     @abstractmethod
     def token_to_id(self, token: str) -> int:
@@ -114,6 +165,17 @@ class MaskedLM(ABC):
             allowed[[i for i in self.special_ids if i < self.vocab_size]] = False
         return allowed
 
+    def check_gap(self, gap) -> int:
+        """A gap length (tokens per marker) that can fit the model at all, as an int."""
+        if isinstance(gap, bool) or not isinstance(gap, int):
+            raise InputError(f"gap must be a whole number of tokens, got {gap!r}")
+        if gap < 1:
+            raise InputError(f"gap must be at least 1 token, got {gap}")
+        if gap > self.max_length:
+            raise InputError(f"gap of {gap} tokens is longer than the model's maximum length "
+                             f"{self.max_length}")
+        return gap
+
     def check_length(self, n_ids: int) -> None:
         if n_ids > self.max_length:
             raise InputError(
@@ -125,8 +187,12 @@ class MaskedLM(ABC):
         if pivot is None:
             return self.default_pivot
         if isinstance(pivot, str):
-            return self.token_to_id(pivot)
-        if not 0 <= int(pivot) < self.vocab_size:
+            pid = self.token_to_id(pivot)
+            if not 0 <= pid < self.vocab_size:
+                raise InputError(f"{pivot!r} is an input-only symbol of {self.name}, not a token "
+                                 "the model predicts; a pivot must be an output token")
+            return pid
+        if isinstance(pivot, bool) or not isinstance(pivot, int) or not 0 <= pivot < self.vocab_size:
             raise InputError(f"pivot id {pivot} is outside the vocabulary (size {self.vocab_size})")
         return int(pivot)
 
@@ -142,13 +208,11 @@ def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.T
     return ids, attn
 
 
-def split_on_marker(text: str, marker: str) -> list[str]:
-    """Split text on a gap marker; raise InputError when there is nothing to fill."""
-    if not marker:
-        raise InputError("the gap marker must not be empty")
-    if not text or not text.strip():
-        raise InputError("empty input: nothing to fill")
-    segments = text.split(marker)
-    if len(segments) < 2:
-        raise InputError(f"no gap marker {marker!r} in input: {text[:60]!r}")
-    return segments
+def render_chars(segments: list[str], fills: list[str]) -> Rendered:
+    """Rendering for models with one character per token: segments and fills alternate."""
+    text, spans, offsets = segments[0], [], []
+    for fill, seg in zip(fills, segments[1:]):
+        spans.append((len(text), len(text) + len(fill)))
+        offsets.append(list(range(len(text), len(text) + len(fill))))
+        text += fill + seg
+    return Rendered(text, list(fills), spans, offsets)

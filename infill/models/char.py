@@ -9,13 +9,14 @@ On disk a model is a directory with ``charmodel.json`` (format, architecture, al
 ``model.safetensors`` (weights, stored in fp16 by default).
 
 Input conventions of :meth:`CharMaskedLM.encode`: the text is normalized
-(:func:`infill.greek.normalize`); every ``?`` is one character to restore (a run of ``?`` is one
+(:func:`infill.data.greek.normalize`); every ``?`` is one character to restore (a run of ``?`` is one
 gap); every gap marker (``___``) becomes ``gap`` characters to restore; ``-`` is a missing
 character that stays in the input as context and is not restored.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -23,9 +24,9 @@ import torch
 from torch import nn
 
 from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.greek import GREEK, Alphabet, normalize
-from infill.models.base import Encoding, MaskedLM
-from infill.models.hf import resolve_device, resolve_dtype
+from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
+from infill.models.base import Encoding, MaskedLM, Rendered, render_chars
+from infill.models.device import resolve_device, resolve_dtype
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "save_char", "load_char"]
 
@@ -117,7 +118,7 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         meta = json.loads((path / "charmodel.json").read_text())
     except (OSError, ValueError) as e:
         raise ModelLoadError(f"cannot read {path / 'charmodel.json'}: {e}") from None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelLoadError(f"{path / 'charmodel.json'} is not an infill character model")
     if not (path / WEIGHTS).exists():
         raise ModelLoadError(f"character model {str(path)!r} has no {WEIGHTS}")
@@ -127,7 +128,7 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         model = CharTransformer(config)
         state = load_file(str(path / WEIGHTS))
         model.load_state_dict({k: v.float() for k, v in state.items()})
-    except (TypeError, KeyError, RuntimeError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - wrong shapes, truncated weights (SafetensorError)
         raise ModelLoadError(f"cannot load character model {str(path)!r}: {e}") from None
     return CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
 
@@ -141,6 +142,9 @@ class CharMaskedLM(MaskedLM):
     >= ``vocab_size``; ``default_pivot`` is ``-`` (missing), which is never a training label;
     ``special_ids`` = {unknown, ``-``}: never placed in a gap unless ``allow_special``.
     """
+
+    supports_logits = True
+    unit = "characters"
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):
@@ -157,13 +161,34 @@ class CharMaskedLM(MaskedLM):
         self.special_ids = frozenset({alphabet.unk_id, alphabet.missing_id})
         self.default_pivot = alphabet.missing_id
 
+    @property
+    def n_input_ids(self) -> int:
+        return len(self.alphabet)
+
+    def heavy_modules(self, whole: bool = False) -> list:
+        return [self.model.encoder]
+
+    def _fastpath(self) -> bool:
+        """nn.TransformerEncoderLayer's fused inference path reads its linears' weights as
+        tensors, which int8-quantized linears do not have: it is off for a quantized model."""
+        return self.acceleration.get("quantize") is None and \
+            all(isinstance(layer.linear1, nn.Linear) for layer in self.model.encoder.layers)
+
     # ---- the one model call ---------------------------------------------------------------
     @torch.inference_mode()
     def logits(self, input_ids, attention_mask, positions):
         ids = torch.as_tensor(input_ids, device=self.device)
         attn = torch.as_tensor(attention_mask, device=self.device).bool()
         pos = torch.as_tensor(positions, device=self.device).long()
-        h = self.model.hidden(ids, attn)                                   # [R, T, d]
+        if self._fastpath():
+            h = self.model.hidden(ids, attn)                               # [R, T, d]
+        else:
+            before = torch.backends.mha.get_fastpath_enabled()
+            torch.backends.mha.set_fastpath_enabled(False)
+            try:
+                h = self.model.hidden(ids, attn)
+            finally:
+                torch.backends.mha.set_fastpath_enabled(before)
         h = h.gather(1, pos[..., None].expand(-1, -1, h.shape[-1]))        # [R, P, d]
         return self.model.head(h).float()
 
@@ -172,62 +197,51 @@ class CharMaskedLM(MaskedLM):
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
-        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text))
+        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text, unknown=True))
 
     def detokenize(self, ids) -> str:
         return self.alphabet.decode(int(i) for i in ids)
 
     def encode(self, text: str, gap: int = 1, marker: str = "___") -> Encoding:
-        """Normalize ``text``; ``?`` = one character to restore, ``marker`` = ``gap`` of them.
-
-        ``segments`` hold the normalized text between gaps, so :meth:`render` returns the
-        normalized text with the gaps restored.
+        """``?`` = one character to restore (a run of them is one gap), ``marker`` = ``gap`` of
+        them, ``-`` = missing and not restored. The model reads the normalized text; ``segments``
+        keep the user's own text between gaps, so :meth:`render` returns it (accents, case)
+        with only the restored characters normalized. Characters the alphabet lacks are read as
+        the unknown symbol ``^`` and listed in the encoding's notes.
         """
         if not marker:
             raise InputError("the gap marker must not be empty")
-        if gap < 1:
-            raise InputError(f"gap must be >= 1, got {gap}")
+        gap = self.check_gap(gap)
         if not text or not text.strip():
             raise InputError("empty input: nothing to fill")
-        pieces = text.split(marker)
-        # Normalize each piece; only the text's outer ends are stripped (spaces next to a gap stay).
-        norm = [normalize(p, symbols=True, strip=False) for p in pieces]
-        norm[0] = norm[0].lstrip()
-        norm[-1] = norm[-1].rstrip()
         a = self.alphabet
-        ids, gaps, segments, current = [a.start_id], [], [], ""
-        for k, piece in enumerate(norm):
-            run: list[int] = []
-            for c in piece:
-                if c == a.mask:
-                    if not run:
-                        segments.append(current)
-                        current = ""
-                        gaps.append(run)
-                    run.append(len(ids))
-                    ids.append(a.mask_id)
-                else:
-                    run = []
-                    current += c
-                    ids.append(a.char_to_id(c))
-            if k < len(norm) - 1:
-                segments.append(current)
-                current = ""
-                gaps.append(list(range(len(ids), len(ids) + gap)))
-                ids.extend([a.mask_id] * gap)
-        segments.append(current)
-        if not gaps:
+        parts = re.split("(" + re.escape(marker) + "|" + re.escape(a.mask) + "+)", text)
+        raw, seps = parts[0::2], parts[1::2]
+        if not seps:
             raise InputError(f"nothing to restore: mark characters with '?' or a gap with "
                              f"{marker!r}: {text[:60]!r}")
-        self.check_length(len(ids))
-        return Encoding(ids, gaps, segments)
+        # normalize each piece; only the text's outer ends are stripped (spaces next to a gap stay)
+        norm = [normalize(p, symbols=True, strip=False, alphabet=a, unknown=True) for p in raw]
+        norm[0], norm[-1] = norm[0].lstrip(), norm[-1].rstrip()
+        ids, gaps = [a.start_id], []
+        for k, piece in enumerate(norm):
+            ids += [a.char_to_id(c) for c in piece]
+            if k < len(seps):
+                n = gap if seps[k] == marker else len(seps[k])
+                gaps.append(list(range(len(ids), len(ids) + n)))
+                ids += [a.mask_id] * n
+        segments = list(raw)
+        segments[0], segments[-1] = segments[0].lstrip(), segments[-1].rstrip()
+        return Encoding(ids, gaps, segments, self.input_notes(text))
 
-    def render(self, encoding: Encoding, gap_tokens) -> tuple[str, list[str]]:
+    def input_notes(self, text: str) -> list[str]:
+        unknown = unknown_characters(text, self.alphabet)
+        return [f"characters outside the Greek alphabet read as unknown ({self.alphabet.unk}): "
+                f"{''.join(unknown)[:40]}"] if unknown else []
+
+    def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]
-        out = encoding.segments[0]
-        for fill, seg in zip(fills, encoding.segments[1:]):
-            out += fill + seg
-        return out, fills
+        return render_chars(encoding.segments, fills)
 
     def token_to_id(self, token: str) -> int:
         if token not in self.alphabet.index:

@@ -13,22 +13,15 @@ requested positions.
 from __future__ import annotations
 
 import argparse
-import copy
-import re
 import warnings
 from pathlib import Path
 
 import torch
 
-from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.models.base import Encoding, MaskedLM
-from infill.models.hf import resolve_device, resolve_dtype
-
-STANDARD_AA = "ACDEFGHIKLMNPQRSTVWY"
-"""The 20 standard amino acids: the only fills by default."""
-NONSTANDARD_AA = "XBUZO"
-"""Residue codes accepted in the input (unknown, Asx, selenocysteine, Glx, pyrrolysine), filled
-only when non-standard residues are allowed."""
+from infill.errors import ConfigError, ModelLoadError
+from infill.models.device import resolve_device, resolve_dtype
+from infill.models.hf import hub_reachable
+from infill.models.protein import NONSTANDARD_AA, STANDARD_AA, ProteinMLM  # noqa: F401 (re-exported)
 
 FAIR_ESM_URL = "https://dl.fbaipublicfiles.com/fair-esm/models/{name}.pt"
 ESM_MAX_LENGTH = 1024  # ESM2's training crop: 1022 residues + <cls> + <eos>
@@ -37,135 +30,6 @@ ESM_MAX_LENGTH = 1024  # ESM2's training crop: 1022 residues + <cls> + <eos>
 def _reject_options(name: str, options: dict) -> None:
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to {name!r}")
-
-
-class ProteinMLM(MaskedLM):
-    """Text handling shared by the protein adapters; subclasses supply the network call.
-
-    ``vocab`` lists the token string of every id (ESM's 33-token alphabet).
-    """
-
-    def __init__(self, vocab: list[str], name: str, device: torch.device,
-                 max_length: int = ESM_MAX_LENGTH, allow_nonstandard: bool = False):
-        self.vocab = list(vocab)
-        self._tok2id = {t: i for i, t in enumerate(self.vocab)}
-        for tok in ("<cls>", "<pad>", "<eos>", "<mask>"):
-            if tok not in self._tok2id:
-                raise ModelLoadError(f"model {name!r} has no {tok} token: not an ESM-style vocabulary")
-        missing = [a for a in STANDARD_AA if a not in self._tok2id]
-        if missing:
-            raise ModelLoadError(f"model {name!r} lacks amino acids {''.join(missing)} in its vocabulary")
-        self.name = name
-        self.vocab_size = len(self.vocab)
-        self.mask_id = self._tok2id["<mask>"]
-        self.pad_id = self._tok2id["<pad>"]
-        self.cls_id = self._tok2id["<cls>"]
-        self.eos_id = self._tok2id["<eos>"]
-        self.max_length = max_length
-        self.default_pivot = self.mask_id
-        self.device = device
-        self.residues = frozenset(a for a in STANDARD_AA + NONSTANDARD_AA if a in self._tok2id)
-        self.allow_nonstandard = allow_nonstandard
-        self.special_ids = self._special_ids(allow_nonstandard)
-
-    def _special_ids(self, allow_nonstandard: bool) -> frozenset[int]:
-        fillable = set(STANDARD_AA) | (set(NONSTANDARD_AA) if allow_nonstandard else set())
-        return frozenset(i for i, t in enumerate(self.vocab) if t not in fillable)
-
-    def with_nonstandard(self, allow: bool = True) -> "ProteinMLM":
-        """A copy (sharing the network) whose fills may (or may not) use X, B, U, Z, O."""
-        other = copy.copy(self)
-        other.allow_nonstandard = allow
-        other.special_ids = self._special_ids(allow)
-        return other
-
-    # ---- the model call --------------------------------------------------------------------
-    def _hidden(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """[R, T, E] final hidden states (after the last layer norm)."""
-        raise NotImplementedError
-
-    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
-        """Logits [..., vocab_size] from hidden states [..., E]."""
-        raise NotImplementedError
-
-    def log_probs(self, input_ids, attention_mask, positions):
-        ids = torch.as_tensor(input_ids, dtype=torch.long, device=self.device)
-        attn = torch.as_tensor(attention_mask, dtype=torch.bool, device=self.device)
-        pos = torch.as_tensor(positions, dtype=torch.long, device=self.device)
-        ids = ids.masked_fill(~attn, self.pad_id)
-        with torch.inference_mode():
-            hidden = self._hidden(ids, attn)
-            rows = torch.arange(ids.shape[0], device=self.device)[:, None]
-            logits = self._head(hidden[rows, pos]).float()
-            return torch.log_softmax(logits, dim=-1)
-
-    # ---- text <-> ids ------------------------------------------------------------------------
-    def _residue_ids(self, text: str, offset: int = 0) -> list[int]:
-        """Ids of the residues in ``text``; whitespace skipped; ``offset`` = index of text[0] in
-        the user's input (for error messages)."""
-        out = []
-        for k, ch in enumerate(text):
-            if ch.isspace():
-                continue
-            up = ch.upper()
-            if up not in self.residues:
-                raise InputError(
-                    f"invalid residue {ch!r} at position {offset + k + 1} of the sequence: expected "
-                    f"one of the 20 amino-acid letters {STANDARD_AA} (or X, B, U, Z, O), ___ or ? for gaps")
-            out.append(self._tok2id[up])
-        return out
-
-    def tokenize(self, text: str) -> list[int]:
-        return [self.cls_id] + self._residue_ids(text) + [self.eos_id]
-
-    def detokenize(self, ids) -> str:
-        drop = {self.cls_id, self.eos_id, self.pad_id}
-        return "".join(self.vocab[int(i)] for i in ids if int(i) not in drop)
-
-    def encode(self, text: str, gap: int = 1, marker: str = "___") -> Encoding:
-        """``marker`` -> ``gap`` residues to fill; each run of ``?`` -> one residue per ``?``."""
-        if not text or not text.strip():
-            raise InputError("empty input: nothing to fill")
-        if int(gap) < 1:
-            raise InputError(f"gap must be at least 1 residue, got {gap}")
-        alternatives = [r"\?+"]
-        if marker and set(marker) != {"?"}:
-            alternatives.insert(0, re.escape(marker))
-        ids, gaps, segments = [self.cls_id], [], []
-        start = 0
-        for m in re.finditer("|".join(alternatives), text):
-            segments.append(text[start:m.start()])
-            ids += self._residue_ids(text[start:m.start()], start)
-            n = len(m.group()) if m.group().startswith("?") else int(gap)
-            gaps.append(list(range(len(ids), len(ids) + n)))
-            ids += [self.mask_id] * n
-            start = m.end()
-        if not gaps:
-            raise InputError(f"no gap in input: mark residues to fill with {marker or '___'} "
-                             f"or ? (one per residue): {text[:60]!r}")
-        segments.append(text[start:])
-        ids += self._residue_ids(text[start:], start) + [self.eos_id]
-        self.check_length(len(ids))
-        return Encoding(ids, gaps, segments)
-
-    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> tuple[str, list[str]]:
-        fills = ["".join(self.vocab[int(t)] for t in toks) for toks in gap_tokens]
-        parts = [encoding.segments[0]]
-        for fill, seg in zip(fills, encoding.segments[1:]):
-            parts += [fill, seg]
-        return "".join(parts), fills
-
-    def token_to_id(self, token: str) -> int:
-        if token in self._tok2id:
-            return self._tok2id[token]
-        if len(token) == 1 and token.upper() in self._tok2id:
-            return self._tok2id[token.upper()]
-        specials = ", ".join(t for t in self.vocab if t.startswith("<") and not t.startswith("<null"))
-        raise InputError(f"unknown token {token!r} for {self.name}: use an amino-acid letter or one "
-                         f"of {specials}")
-
-    def id_to_token(self, token_id: int) -> str:
-        return self.vocab[int(token_id)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,15 +53,18 @@ class FairESMMaskedLM(ProteinMLM):
             raise ModelLoadError(f"inconsistent alphabet in {name!r}")
 
     def _hidden(self, input_ids, attention_mask):
-        return esm2_hidden(self.model, input_ids)  # ESM2 only; see log_probs
+        return esm2_hidden(self.model, input_ids)  # ESM2 only; see logits
+
+    def heavy_modules(self, whole: bool = False) -> list:
+        return [self.model] if whole else list(getattr(self.model, "layers", [self.model]))
 
     def _head(self, hidden):
         return self.model.lm_head(hidden)
 
-    def log_probs(self, input_ids, attention_mask, positions):
+    def logits(self, input_ids, attention_mask, positions):
         import esm
         if isinstance(self.model, esm.ESM2):
-            return super().log_probs(input_ids, attention_mask, positions)
+            return super().logits(input_ids, attention_mask, positions)
         # ESM-1b/1v (ProteinBertModel): the whole forward, then the requested positions
         ids = torch.as_tensor(input_ids, dtype=torch.long, device=self.device)
         attn = torch.as_tensor(attention_mask, dtype=torch.bool, device=self.device)
@@ -205,7 +72,7 @@ class FairESMMaskedLM(ProteinMLM):
         with torch.inference_mode():
             logits = self.model(ids.masked_fill(~attn, self.pad_id))["logits"]
             rows = torch.arange(ids.shape[0], device=self.device)[:, None]
-            return torch.log_softmax(logits[rows, pos].float(), dim=-1)
+            return logits[rows, pos].float()
 
 
 def esm2_hidden(m, tokens: torch.Tensor) -> torch.Tensor:
@@ -412,9 +279,20 @@ def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: b
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     local = Path(name).expanduser().is_dir()
+
+    def load(**kw):
+        return EsmForMaskedLM.from_pretrained(name, **kw), EsmTokenizer.from_pretrained(name, **kw)
+
     try:
-        model = EsmForMaskedLM.from_pretrained(name)
-        tokenizer = EsmTokenizer.from_pretrained(name)
+        if local:
+            model, tokenizer = load()
+        else:                      # the local HF cache first; the hub only if it answers at once
+            try:
+                model, tokenizer = load(local_files_only=True)
+            except OSError:
+                if not hub_reachable():
+                    raise OSError("the Hugging Face Hub is not reachable from here") from None
+                model, tokenizer = load()
     except Exception as e:  # noqa: BLE001 - offline, missing files, wrong model type
         reason = (str(e).splitlines() or [type(e).__name__])[0][:160]
         if local:

@@ -5,41 +5,15 @@ large vocabulary the head over every position costs more than a small encoder.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 
 from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.models.base import Encoding, MaskedLM, split_on_marker
-
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16,
-           "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` -> CUDA when available, else CPU."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as e:
-        raise ConfigError(f"unknown device {device!r}") from e
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} asked for, but CUDA is not available here")
-    return dev
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``None`` -> float32. Half precision (bf16/fp16) only on CUDA."""
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, str):
-        if dtype not in _DTYPES:
-            raise ConfigError(f"unknown dtype {dtype!r}; choose from {', '.join(sorted(_DTYPES))}")
-        dtype = _DTYPES[dtype]
-    if dtype != torch.float32 and device.type != "cuda":
-        raise ConfigError(f"dtype {dtype} is only supported on CUDA; use float32 on {device.type}")
-    return dtype
+from infill.models.base import Encoding, MaskedLM, Rendered
+from infill.models.device import resolve_device, resolve_dtype
 
 
 def split_encoder_head(model: torch.nn.Module) -> tuple[torch.nn.Module, Callable] | None:
@@ -66,6 +40,8 @@ def split_encoder_head(model: torch.nn.Module) -> tuple[torch.nn.Module, Callabl
 class HFMaskedLM(MaskedLM):
     """Any ``AutoModelForMaskedLM`` with its tokenizer."""
 
+    supports_logits = True
+
     def __init__(self, model, tokenizer, name: str | None = None):
         if tokenizer.mask_token_id is None:
             raise ModelLoadError(f"tokenizer of {name or type(model).__name__} has no mask token")
@@ -82,6 +58,16 @@ class HFMaskedLM(MaskedLM):
         self.special_ids = frozenset(i for i in specials if i < self.vocab_size)
         self.max_length = self._max_length()
         self._parts = split_encoder_head(model)
+        self._n_inputs = int(model.get_input_embeddings().weight.shape[0])
+
+    @property
+    def n_input_ids(self) -> int:
+        return self._n_inputs
+
+    def heavy_modules(self, whole: bool = False) -> list:
+        if whole or self._parts is None:
+            return [self.model]
+        return [self._parts[0]]                  # the encoder; the head runs on few positions
 
     def _max_length(self) -> int:
         cfg = self.model.config
@@ -132,18 +118,30 @@ class HFMaskedLM(MaskedLM):
         return self.tokenizer.convert_ids_to_tokens(int(token_id))
 
     def encode(self, text: str, gap: int, marker: str = "___") -> Encoding:
-        if gap < 1:
-            raise InputError(f"gap must be at least 1 token, got {gap}")
-        segments = split_on_marker(text, marker)
-        masks = "".join([self.tokenizer.mask_token] * gap)  # no space: BPE without lstrip
-        ids = self.tokenize(masks.join(segments))
+        """Each ``marker`` -> ``gap`` mask tokens; the model's own mask token in the text
+        (``[MASK]``, ``<mask>``) is a one-token gap, as in Hugging Face's fill-mask."""
+        gap = self.check_gap(gap)
+        if not marker:
+            raise InputError("the gap marker must not be empty")
+        if not text or not text.strip():
+            raise InputError("empty input: nothing to fill")
+        mask = self.tokenizer.mask_token
+        parts = re.split("(" + "|".join(re.escape(m) for m in dict.fromkeys([marker, mask])) + ")",
+                         text)
+        segments, sizes = parts[0::2], [gap if m == marker else 1 for m in parts[1::2]]
+        if not sizes:
+            raise InputError(f"no gap marker {marker!r} (or {mask}) in input: {text[:60]!r}")
+        masks = ["".join([mask] * k) for k in sizes]       # no space: BPE without lstrip
+        joined = segments[0] + "".join(m + seg for m, seg in zip(masks, segments[1:]))
+        ids = self.tokenize(joined)
         positions = [i for i, t in enumerate(ids) if t == self.mask_id]
-        n_gaps = len(segments) - 1
-        if len(positions) != gap * n_gaps:
-            raise InputError(f"input contains the mask token {self.tokenizer.mask_token!r} itself; "
-                             f"mark gaps with {marker!r} only")
-        self.check_length(len(ids))
-        gaps = [positions[k * gap:(k + 1) * gap] for k in range(n_gaps)]
+        if len(positions) != sum(sizes):
+            raise InputError(f"the tokenizer of {self.name} does not keep {mask!r} as one token "
+                             f"per gap position in this input: {text[:60]!r}")
+        gaps, k = [], 0
+        for size in sizes:
+            gaps.append(positions[k:k + size])
+            k += size
         return Encoding(ids, gaps, segments)
 
     def fill_string(self, tokens: list[int]) -> tuple[str, bool]:
@@ -153,23 +151,59 @@ class HFMaskedLM(MaskedLM):
             return s[2:], True
         return s, False
 
-    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> tuple[str, list[str]]:
+    def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> Rendered:
         text = encoding.segments[0]
-        fills = []
+        fills, spans, offsets = [], [], []
         for toks, seg in zip(gap_tokens, encoding.segments[1:]):
             s, glue = self.fill_string(toks)
             if glue:
                 text = text.rstrip()
             elif not text or text[-1].isspace():
                 s = s.lstrip()
+            lead = len(s) - len(s.lstrip())
+            start = len(text) + lead
             fills.append(s.strip())
+            spans.append((start, start + len(s.strip())))
+            offsets.append([start + self._token_start(toks, j) for j in range(len(toks))])
             text += s + seg
-        return text, fills
+        return Rendered(text, fills, spans, offsets)
+
+    def _token_start(self, tokens: list[int], j: int) -> int:
+        """Character offset of token j within its rendered (stripped) fill."""
+        upto = self.fill_string(tokens[:j + 1])[0].strip()
+        piece = self.fill_string(tokens[j:j + 1])[0].strip()
+        return max(0, len(upto) - len(piece))
+
+
+HUB_PROBE_TIMEOUT = 3.0
+
+
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """One quick request to the Hugging Face Hub (False when offline or HF_HUB_OFFLINE is set),
+    so that an unreachable hub fails at once instead of after many retries."""
+    import urllib.request
+
+    from huggingface_hub import constants
+    if constants.HF_HUB_OFFLINE:
+        return False
+    try:
+        urllib.request.urlopen(urllib.request.Request(constants.ENDPOINT, method="HEAD"),
+                               timeout=timeout)
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not reachable now"
+        return False
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:160]
 
 
 def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = None,
             **options) -> HFMaskedLM:
-    """Load an HF masked LM and its tokenizer by hub id or local directory."""
+    """Load an HF masked LM and its tokenizer by hub id or local directory. A hub id is taken
+    from the local Hugging Face cache when it is there; otherwise the hub must answer one quick
+    request (no long retries when offline)."""
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to {name_or_path!r}")
     from transformers import AutoModelForMaskedLM, AutoTokenizer
@@ -179,18 +213,36 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
     hf_logging.disable_progress_bar()
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
+    local = Path(str(name_or_path)).expanduser().is_dir()
+
+    def load(**kw):
+        return (AutoTokenizer.from_pretrained(name_or_path, **kw),
+                AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dt, **kw))
+
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        model = AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dt)
+        if local:
+            tokenizer, model = load()
+        else:
+            try:
+                tokenizer, model = load(local_files_only=True)
+            except OSError:
+                if not hub_reachable():
+                    raise OSError("the Hugging Face Hub is not reachable from here") from None
+                tokenizer, model = load()
     except OSError as e:
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if local:
+            raise ModelLoadError(f"cannot load model directory {str(name_or_path)!r}: "
+                                 f"{_first_line(e)}") from None
         raise ModelLoadError(
             f"cannot load model {name_or_path!r}: not a local model directory, and the Hugging Face "
-            f"Hub could not provide it ({reason[:120]}). Offline? Download it where you have "
-            f"network (e.g. `hf download {name_or_path} --local-dir DIR`) and pass --model DIR"
+            f"Hub could not provide it ({_first_line(e)[:120]}). Offline? Download it where you "
+            f"have network (e.g. `hf download {name_or_path} --local-dir DIR`) and pass --model DIR"
         ) from None
     except ValueError as e:
-        raise ModelLoadError(f"cannot load {name_or_path!r} as a masked LM: {str(e).splitlines()[0]}") from None
+        raise ModelLoadError(f"cannot load {name_or_path!r} as a masked LM: {_first_line(e)}") from None
+    except Exception as e:  # noqa: BLE001 - corrupt weights (SafetensorError), bad config, ...
+        raise ModelLoadError(f"cannot load model {str(name_or_path)!r} ({type(e).__name__}: "
+                             f"{_first_line(e)}); are its files complete?") from None
     return HFMaskedLM(model.to(dev), tokenizer, name=str(name_or_path))
 
 

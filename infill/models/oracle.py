@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from infill.errors import InputError
-from infill.models.base import Encoding, MaskedLM
+from infill.models.base import Encoding, MaskedLM, Rendered
 
 
 class OracleMLM(MaskedLM):
@@ -35,6 +35,9 @@ class OracleMLM(MaskedLM):
         self.tokens = tokens or [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(V)]
         self.calls = 0
 
+    @property
+    def n_input_ids(self) -> int:
+        return self.vocab_size + 2    # + mask and pad
     # -- exact conditionals ------------------------------------------------------------------
     def conditional(self, seq: list[int], t: int) -> torch.Tensor:
         """log p(w_t = . | observed positions of seq), masked positions marginalized. [V]"""
@@ -90,4 +93,6 @@ class OracleMLM(MaskedLM):
             for p, t in zip(g, toks):
                 ids[p] = t
         fills = ["".join(self.tokens[t] for t in toks) for toks in gap_tokens]
-        return "".join(self.tokens[i] for i in ids), fills
+        offsets = [[sum(len(self.tokens[i]) for i in ids[:p]) for p in g] for g in encoding.gaps]
+        spans = [(o[0], o[0] + len(f)) for o, f in zip(offsets, fills)]
+        return Rendered("".join(self.tokens[i] for i in ids), fills, spans, offsets)

@@ -1,36 +1,43 @@
-"""Training small masked LMs: the shared loop (:mod:`.common`) and one module per family.
+"""Training small masked LMs: the shared loop (:mod:`.loop`) and one module per family.
 
 Each family module (``english``, ``greek``, ``protein``) exposes
-``train(corpus, config: TrainConfig, **model_options) -> TrainResult``.
+``train(corpus, config: TrainConfig, **model_options) -> TrainResult``; the examples they train on
+come from :mod:`infill.data.examples`, held-out splits from :mod:`infill.data.splits`.
 """
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
 
-from infill.errors import ConfigError
-from infill.training.common import Family, TrainConfig, TrainResult, split_indices, train
+from infill.data.corpora import CORPORA, resolve_corpus
+from infill.errors import ConfigError, InfillError
+from infill.training.loop import Family, TrainConfig, TrainResult, train
 
-__all__ = ["DEFAULT_CORPORA", "FAMILIES", "default_corpus", "heldout_examples", "heldout_texts", "Family", "TrainConfig", "TrainResult", "run_training", "split_indices",
+__all__ = ["FAMILIES", "default_corpus", "family_class", "Family", "TrainConfig", "TrainResult", "run_training",
            "train"]
 
-FAMILIES = ("english", "greek", "protein")
-
-#: Default corpus of each family, relative to the repository root (the project's shared data).
-DEFAULT_CORPORA = {
-    "english": "../shared/data/english/tinyshakespeare.txt",
-    "greek": "../shared/data/greek/perseus_grc.txt",
-    "protein": "../shared/data/protein/hypf.fa",
-}
+FAMILIES = tuple(CORPORA)
+"""The trainable families: one per named corpus."""
 
 
-def default_corpus(family: str) -> Path | None:
-    """The family's default corpus path when it exists, else None."""
-    rel = DEFAULT_CORPORA.get(family)
-    if rel is None:
+def default_corpus(family: str, data: str | Path | None = None) -> Path | None:
+    """The family's named corpus under the data root (``--data-dir`` / ``$INFILL_DATA`` /
+    ../shared/data), or None when it is not there."""
+    if family not in CORPORA:
         return None
-    path = (Path(__file__).resolve().parents[2] / rel).resolve()
-    return path if path.is_file() else None
+    try:
+        return Path(resolve_corpus(family, data)[0])
+    except InfillError:
+        return None
+
+
+def family_class(family: str) -> type[Family]:
+    """The :class:`Family` subclass of a family name."""
+    if family not in FAMILIES:
+        raise ConfigError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    module = importlib.import_module(f"infill.training.{family}")
+    return next(v for v in vars(module).values()
+                if isinstance(v, type) and issubclass(v, Family) and v is not Family)
 
 
 def run_training(family: str, corpus: str, config: TrainConfig, **model_options) -> TrainResult:
@@ -40,50 +47,3 @@ def run_training(family: str, corpus: str, config: TrainConfig, **model_options)
     module = importlib.import_module(f"infill.training.{family}")
     opts = {k: v for k, v in model_options.items() if v is not None}
     return module.train(corpus, config, **opts)
-
-
-def _family_from_info(info: dict):
-    name = info["family"]
-    module = importlib.import_module(f"infill.training.{name}")
-    cls = next((v for v in vars(module).values() if isinstance(v, type)
-                and issubclass(v, Family) and v is not Family and v.__module__ == module.__name__),
-               None)
-    if cls is None:
-        raise ConfigError(f"infill.training.{name} defines no Family class")
-    return cls.from_description(info.get("model", {}))
-
-
-def heldout_examples(model_dir: str | Path, part: str = "test", corpus: str | Path | None = None
-                     ) -> tuple[Family, list[list[int]]]:
-    """(family, token-id examples) of a split part ("train" / "validation" / "test") of a model
-    trained with :func:`train`: rebuilt from the corpus with the model's recorded options and split.
-
-    ``corpus`` defaults to the one recorded in ``train_info.json``, else the family's default.
-    """
-    import json
-
-    model_dir = Path(model_dir)
-    try:
-        info = json.loads((model_dir / "train_info.json").read_text())
-        split = json.loads((model_dir / "split.json").read_text())
-    except OSError as e:
-        raise ConfigError(f"{model_dir} has no training record (train_info.json/split.json): {e}") \
-            from None
-    if part not in ("train", "validation", "test"):
-        raise ConfigError(f"split part must be train, validation or test, not {part!r}")
-    family = _family_from_info(info)
-    path = Path(corpus) if corpus else Path(info["corpus"])
-    if not path.is_file():
-        path = default_corpus(info["family"]) or path
-    examples = family.load_examples(path, model_dir)
-    if len(examples) != split["n_examples"]:
-        raise ConfigError(f"corpus {path} gives {len(examples)} examples, the model's split has "
-                          f"{split['n_examples']}: not the training corpus")
-    return family, [examples[i] for i in split[part]]
-
-
-def heldout_texts(model_dir: str | Path, part: str = "test", corpus: str | Path | None = None
-                  ) -> list[str]:
-    """The split part of a trained model's corpus as text (see :func:`heldout_examples`)."""
-    family, examples = heldout_examples(model_dir, part, corpus)
-    return [family.decode(x) for x in examples]

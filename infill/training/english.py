@@ -1,10 +1,8 @@
 """English family: a WordPiece tokenizer + a small ``BertForMaskedLM`` trained on plain text.
 
-The tokenizer (cased WordPiece, BERT pre-tokenization, ``[PAD] [UNK] [CLS] [SEP] [MASK]``) is
-trained with the ``tokenizers`` library on the whole corpus and saved as ``vocab.txt`` in the
-output directory (reused on ``--resume``). Examples: non-empty lines, tokenized, packed greedily
-into blocks of at most ``max_length - 2`` tokens (a line longer than a block is cut), each
-``[CLS] block [SEP]``. The final artifact is a Hugging Face directory (``save_pretrained`` of the
+Examples and tokenizer: :func:`infill.data.examples.english_examples` (a cased WordPiece
+vocabulary trained on the corpus and saved as ``tokenizer/vocab.txt`` in the output directory,
+reused on ``--resume``; lines packed into ``[CLS] block [SEP]`` blocks). The final artifact is a Hugging Face directory (``save_pretrained`` of the
 model in fp16 and a ``BertTokenizerFast``), which :func:`infill.load_model` reads.
 """
 from __future__ import annotations
@@ -13,36 +11,12 @@ from pathlib import Path
 
 import torch
 
-from infill.errors import ConfigError, InputError
-from infill.training.common import Family, TrainConfig, TrainResult
-from infill.training.common import train as train_loop
+from infill.data.examples import english_examples
+from infill.errors import ConfigError
+from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
+from infill.training.loop import train as train_loop
 
-__all__ = ["EnglishFamily", "train", "train_tokenizer"]
-
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
-def train_tokenizer(lines: list[str], vocab_size: int, path: Path):
-    """Train a cased WordPiece vocabulary on ``lines``, write ``path``/vocab.txt, return a
-    ``BertTokenizerFast`` over it."""
-    from tokenizers import BertWordPieceTokenizer
-
-    wp = BertWordPieceTokenizer(lowercase=False, strip_accents=False, clean_text=True)
-    wp.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2,
-                           special_tokens=SPECIALS, show_progress=False)
-    path.mkdir(parents=True, exist_ok=True)
-    vocab = wp.get_vocab()
-    ordered = sorted(vocab, key=vocab.get)
-    (path / "vocab.txt").write_text("\n".join(ordered) + "\n", encoding="utf-8")
-    return load_tokenizer(path)
-
-
-def load_tokenizer(path: Path):
-    from transformers import BertTokenizerFast
-
-    return BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=False,
-                             strip_accents=False, tokenize_chinese_chars=True)
-
+__all__ = ["EnglishFamily", "train"]
 
 class EnglishFamily(Family):
     name = "english"
@@ -51,6 +25,8 @@ class EnglishFamily(Family):
                  max_length: int = 128, vocab_size: int = 3000, **unknown):
         if unknown:
             raise ConfigError(f"the english family does not take option(s): {', '.join(unknown)}")
+        if min(layers, hidden, heads) < 1:
+            raise ConfigError("--layers, --hidden and --heads must be >= 1")
         if hidden % heads:
             raise ConfigError(f"hidden size {hidden} is not divisible by {heads} heads")
         if max_length < 8:
@@ -64,36 +40,13 @@ class EnglishFamily(Family):
 
     # -- data --------------------------------------------------------------------------------
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
-        with open(corpus, encoding="utf-8") as f:
-            lines = [line.strip() for line in f if line.strip()]
-        if not lines:
-            raise InputError(f"corpus {corpus} has no text")
-        tok_dir = Path(out) / "tokenizer"
-        if (tok_dir / "vocab.txt").exists():
-            self.tokenizer = load_tokenizer(tok_dir)
-        else:
-            self.tokenizer = train_tokenizer(lines, self.options["vocab_size"], tok_dir)
-        t = self.tokenizer
+        built = english_examples(corpus, self.options["max_length"], self.options["vocab_size"],
+                                 Path(out) / "tokenizer")
+        t = self.tokenizer = built.tokenizer
         self.mask_id, self.pad_id = t.mask_token_id, t.pad_token_id
         self._special = torch.tensor(sorted(set(t.all_special_ids)))
         self._vocab = len(t)
-        block = self.options["max_length"] - 2
-        encoded = t(lines, add_special_tokens=False)["input_ids"]
-        examples, current = [], []
-        for ids in encoded:
-            while len(ids) > block:               # a line longer than a block is cut
-                if current:
-                    examples.append(current)
-                    current = []
-                examples.append(ids[:block])
-                ids = ids[block:]
-            if len(current) + len(ids) > block:
-                examples.append(current)
-                current = []
-            current = current + ids
-        if current:
-            examples.append(current)
-        return [[t.cls_token_id] + ids + [t.sep_token_id] for ids in examples if ids]
+        return built.examples
 
     def maskable(self, ids: torch.Tensor) -> torch.Tensor:
         return ~torch.isin(ids, self._special)
@@ -104,6 +57,11 @@ class EnglishFamily(Family):
         return keep.nonzero().squeeze(1)
 
     # -- model -------------------------------------------------------------------------------
+    def parameter_estimate(self) -> int:
+        o = self.options
+        return transformer_parameters(o["layers"], o["hidden"], o["ff"],
+                                      2 * o["vocab_size"] + o["max_length"])
+
     def build_model(self):
         from transformers import BertConfig, BertForMaskedLM
 
@@ -121,7 +79,10 @@ class EnglishFamily(Family):
     def save(self, model, out: Path) -> None:
         import copy
 
+        from transformers.utils import logging as hf_logging
+
         half = copy.deepcopy(model).to(torch.float16)
+        hf_logging.disable_progress_bar()      # infill's own --no-progress decides about bars
         half.save_pretrained(str(out))
         self.tokenizer.model_max_length = self.options["max_length"]
         self.tokenizer.save_pretrained(str(out))
@@ -129,10 +90,8 @@ class EnglishFamily(Family):
     def describe(self) -> dict:
         return dict(self.options)
 
-    def decode(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=True)
 
 
 def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
-    """Train a WordPiece BERT on ``corpus`` (see :mod:`infill.training.common`)."""
+    """Train a WordPiece BERT on ``corpus`` (see :mod:`infill.training.loop`)."""
     return train_loop(EnglishFamily(**model_options), corpus, config)

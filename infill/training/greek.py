@@ -1,9 +1,7 @@
 """Greek character-model family: normalized Greek text -> :class:`CharTransformer`.
 
-Examples: the corpus is normalized line by line (:func:`infill.greek.normalize` without the
-restoration symbols), joined with spaces, and cut into consecutive windows of at most
-``max_length - 1`` characters, each cut at the last space that fits (a word longer than a window
-is cut mid-word); each example is ``<`` + window. Damage (``-``) and masks are drawn by the
+Examples: :func:`infill.data.examples.greek_examples` (normalized text cut into windows of at
+most ``max_length - 1`` characters at spaces, each ``<`` + window). Damage (``-``) and masks are drawn by the
 shared loop; ``-`` and specials are never labels.
 """
 from __future__ import annotations
@@ -13,39 +11,26 @@ from pathlib import Path
 
 import torch
 
-from infill.errors import ConfigError, InputError
-from infill.greek import GREEK, normalize
+from infill.errors import ConfigError
+from infill.data.examples import greek_examples
+from infill.data.greek import GREEK
 from infill.models.char import CharConfig, CharTransformer, save_char
-from infill.training.common import Family, TrainConfig, TrainResult
-from infill.training.common import train as train_loop
+from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
+from infill.training.loop import train as train_loop
 
-__all__ = ["GreekFamily", "train", "windows"]
-
-
-def windows(text: str, size: int) -> list[str]:
-    """Cut ``text`` into consecutive pieces of <= ``size`` chars, at spaces where possible."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text[i] == " ":
-            i += 1
-            continue
-        j = min(i + size, n)
-        if j < n and text[j] != " ":
-            cut = text.rfind(" ", i, j)
-            if cut > i:
-                j = cut
-        out.append(text[i:j].strip())
-        i = j
-    return [w for w in out if w]
+__all__ = ["GreekFamily", "train"]
 
 
 class GreekFamily(Family):
     name = "greek"
+    default_damage_rate = 0.05          # Ithaca-style '-' damage
 
     def __init__(self, layers: int = 4, hidden: int = 256, heads: int = 4, ff: int | None = None,
                  max_length: int = 128, dropout: float = 0.1, conv_kernel: int = 0, **unknown):
         if unknown:
             raise ConfigError(f"the greek family does not take option(s): {', '.join(unknown)}")
+        if min(layers, hidden, heads) < 1:
+            raise ConfigError("--layers, --hidden and --heads must be >= 1")
         if hidden % heads:
             raise ConfigError(f"hidden size {hidden} is not divisible by {heads} heads")
         if conv_kernel < 0 or (conv_kernel and conv_kernel % 2 == 0):
@@ -63,19 +48,19 @@ class GreekFamily(Family):
         self._maskable[[GREEK.index[c] for c in GREEK.text_chars]] = True
 
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
-        with open(corpus, encoding="utf-8") as f:
-            text = " ".join(normalize(line, symbols=False) for line in f)
-        pieces = windows(text, self.config.max_length - 1)
-        if not pieces:
-            raise InputError(f"no Greek text in corpus {corpus}")
-        start = GREEK.start_id
-        return [[start] + GREEK.encode(w) for w in pieces]
+        return greek_examples(corpus, self.config.max_length).examples
 
     def maskable(self, ids: torch.Tensor) -> torch.Tensor:
         return self._maskable[ids]
 
     def random_ids(self) -> torch.Tensor:
         return torch.tensor(GREEK.letter_ids + [GREEK.space_id])
+
+    def parameter_estimate(self) -> int:
+        c = self.config
+        return transformer_parameters(c.n_layers, c.d_model, c.d_ff,
+                                      c.n_inputs + c.max_length + c.n_outputs) \
+            + c.conv_kernel * c.d_model * c.d_model
 
     def build_model(self) -> CharTransformer:
         return CharTransformer(self.config)
@@ -89,16 +74,8 @@ class GreekFamily(Family):
     def describe(self) -> dict:
         return asdict(self.config)
 
-    @classmethod
-    def from_description(cls, d: dict) -> "GreekFamily":
-        return cls(layers=d["n_layers"], hidden=d["d_model"], heads=d["n_heads"], ff=d["d_ff"],
-                   max_length=d["max_length"], dropout=d["dropout"],
-                   conv_kernel=d.get("conv_kernel", 0))
-
-    def decode(self, ids: list[int]) -> str:
-        return GREEK.decode(ids)
 
 
 def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
-    """Train a Greek character model on ``corpus`` (see :mod:`infill.training.common`)."""
+    """Train a Greek character model on ``corpus`` (see :mod:`infill.training.loop`)."""
     return train_loop(GreekFamily(**model_options), corpus, config)

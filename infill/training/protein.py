@@ -14,42 +14,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from infill.errors import ConfigError, InputError
-from infill.models.esm import NONSTANDARD_AA, STANDARD_AA, esm2_hidden, save_fair_esm
-from infill.training.common import Family, TrainConfig, TrainResult
-from infill.training.common import train as train_loop
+from infill.data.examples import protein_examples
+from infill.errors import ConfigError
+from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
+from infill.models.esm import esm2_hidden, save_fair_esm
+from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
+from infill.training.loop import train as train_loop
 
 ARTIFACT = "esm2_protein.pt"
 """File name of the trained model in the output directory (``infill.load_model`` reads it)."""
-
-
-def read_fasta(path: str | Path) -> list[tuple[str, str]]:
-    """(header, sequence) pairs of a FASTA file; sequence lines are joined, whitespace dropped.
-
-    Raises :class:`InputError` if the file is missing, has no record, or text before the first
-    header.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"FASTA file {str(path)!r} not found")
-    records: list[tuple[str, list[str]]] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith(";"):
-                continue
-            if line.startswith(">"):
-                records.append((line[1:].strip(), []))
-            elif not records:
-                raise InputError(f"{path}:{lineno}: sequence text before the first '>' header; "
-                                 "is this a FASTA file?")
-            else:
-                records[-1][1].append("".join(line.split()))
-    out = [(h, "".join(parts)) for h, parts in records]
-    out = [(h, s) for h, s in out if s]
-    if not out:
-        raise InputError(f"no sequences in FASTA file {str(path)!r}")
-    return out
 
 
 class ProteinFamily(Family):
@@ -68,7 +41,7 @@ class ProteinFamily(Family):
         if hidden % heads or (hidden // heads) % 2:
             raise ConfigError(f"--hidden {hidden} must be a multiple of 2 x --heads {heads} "
                               "(rotary embeddings need an even head size)")
-        if layers < 1 or max_length < 3:
+        if min(layers, hidden, heads) < 1 or max_length < 3:
             raise ConfigError("need --layers >= 1 and --max-length >= 3")
         import esm
         self.alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
@@ -83,29 +56,19 @@ class ProteinFamily(Family):
         self.n_sequences = self.n_cropped = self.n_replaced = 0
 
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
-        tok = self.alphabet.tok_to_idx
-        residues = set(STANDARD_AA + NONSTANDARD_AA)
-        examples = []
-        self.n_cropped = self.n_replaced = 0
-        keep = self.max_length - 2
-        for _, seq in read_fasta(corpus):
-            seq = seq.upper().rstrip("*")
-            if len(seq) > keep:
-                seq, self.n_cropped = seq[:keep], self.n_cropped + 1
-            ids = []
-            for ch in seq:
-                if ch not in residues:
-                    ch, self.n_replaced = "X", self.n_replaced + 1
-                ids.append(tok[ch])
-            examples.append([self.alphabet.cls_idx] + ids + [self.alphabet.eos_idx])
-        self.n_sequences = len(examples)
-        return examples
+        built = protein_examples(corpus, self.max_length)
+        self.n_sequences = built.stats["sequences"]
+        self.n_cropped, self.n_replaced = built.stats["cropped"], built.stats["replaced"]
+        return built.examples
 
     def maskable(self, ids: torch.Tensor) -> torch.Tensor:
         return torch.isin(ids, self._residue_ids)
 
     def random_ids(self) -> torch.Tensor:
         return self._standard_ids.clone()
+
+    def parameter_estimate(self) -> int:
+        return transformer_parameters(self.layers, self.hidden, 4 * self.hidden, 2 * 33)
 
     def build_model(self) -> nn.Module:
         import esm
@@ -120,17 +83,6 @@ class ProteinFamily(Family):
         save_fair_esm(model, self.alphabet, Path(out) / ARTIFACT, half=True,
                       metadata={"max_length": self.max_length, "family": "protein",
                                 "options": self.describe()})
-
-    @classmethod
-    def from_description(cls, d: dict[str, Any]) -> "ProteinFamily":
-        """The family back from :meth:`describe` (its constructor options only)."""
-        keys = ("layers", "hidden", "heads", "max_length", "token_dropout")
-        return cls(**{k: d[k] for k in keys if k in d})
-
-    def decode(self, ids: list[int]) -> str:
-        """The residues of an example (``<cls>``/``<eos>``/padding dropped)."""
-        drop = {self.alphabet.cls_idx, self.alphabet.eos_idx, self.alphabet.padding_idx}
-        return "".join(self.alphabet.get_tok(int(i)) for i in ids if int(i) not in drop)
 
     def describe(self) -> dict[str, Any]:
         return {"architecture": "fair-esm ESM2", "alphabet": "ESM-1b", "layers": self.layers,

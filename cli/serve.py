@@ -1,0 +1,78 @@
+"""``infill serve``: a local restoration and design workbench (web page + JSON API)."""
+from __future__ import annotations
+
+import click
+
+from .errors import InfillCommand, clean_errors
+from .options import FiniteFloat, DEFAULT_MODEL, device_options
+
+_SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serve]'"
+
+
+@click.command(cls=InfillCommand)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (127.0.0.1: this machine only).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port).")
+@click.option("--model", "-m", "models", multiple=True, metavar="MODEL",
+              help="Load MODEL at start (repeatable); the first is the page's and the API's "
+                   "default [default: builtin:english]. A local model directory or checkpoint "
+                   "given here is offered in the model picker too.")
+@device_options
+@click.option("--max-text", default=2000, show_default=True, type=click.IntRange(min=1),
+              help="Longest text accepted, in characters.")
+@click.option("--max-beam", default=50, show_default=True, type=click.IntRange(min=1),
+              help="Largest beam accepted.")
+@click.option("--max-top-k", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Most completions returned.")
+@click.option("--max-gap", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Largest --gap (tokens per gap marker) accepted.")
+@click.option("--max-positions", default=64, show_default=True, type=click.IntRange(min=1),
+              help="Most positions (characters, residues, tokens) to fill in one text.")
+@click.option("--max-pending", default=64, show_default=True, type=click.IntRange(min=1),
+              help="Requests queued or decoding at once; more are answered 429 (busy).")
+@click.option("--max-batch", default=32, show_default=True, type=click.IntRange(min=1),
+              help="Requests decoded together in one batch (1: no batching).")
+@click.option("--batch-wait-ms", default=5.0, show_default=True,
+              type=FiniteFloat(0, 1000),
+              help="Under load, how long the worker waits for more requests to join a batch "
+                   "(a lone request never waits).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+              help="uvicorn's log level.")
+@clean_errors
+def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_gap, max_positions,
+          max_pending, max_batch, batch_wait_ms, log_level):
+    """Serve the workbench page and the JSON API on HOST:PORT.
+
+    Open http://HOST:PORT/ in a browser: type a text with gaps, pick a model, and see the ranked
+    hypotheses with per-character confidence. The API: GET /api/models, GET /api/health,
+    POST /api/fill with {"text": ..., "model": ..., "gap": ..., "beam": ..., ...} (answers the
+    object of one line of `infill run --json`). Concurrent requests are decoded in batches.
+
+    \b
+    infill serve
+    infill serve --model builtin:greek --model ./my-bert --port 8080
+    """
+    from infill.errors import ConfigError
+    try:
+        import uvicorn
+
+        from infill.serve.app import create_app
+    except ModuleNotFoundError as e:
+        raise ConfigError(f"{_SERVE_EXTRA} ({e.name} is missing)") from None
+    from infill.serve.catalog import ModelCatalog
+    from infill.serve.limits import Limits
+
+    limits = Limits(max_text=max_text, max_beam=max_beam, max_top_k=max_top_k, max_gap=max_gap,
+                    max_positions=max_positions, max_pending=max_pending, max_batch=max_batch,
+                    batch_wait_ms=batch_wait_ms)
+    catalog = ModelCatalog(extra=models, device=device, dtype=dtype)
+    for name in models or (DEFAULT_MODEL,):       # the default model is ready for the first request
+        click.echo(f"note: loading {name} ...", err=True)
+        catalog.get(name)
+    app = create_app(catalog, limits, default_model=models[0] if models else DEFAULT_MODEL)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"Warning: serving on {host}: anyone who can reach it can use this machine's "
+                   "CPU/GPU (the workbench has no authentication)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

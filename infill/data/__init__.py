@@ -1,0 +1,11 @@
+"""The data layer: everything read from disk or typed by a user, below the models.
+
+- :mod:`infill.data.files`    reading users' files and arguments (one encoding policy)
+- :mod:`infill.data.fasta`    FASTA records in and out
+- :mod:`infill.data.corpora`  named corpora (``--data-dir`` / ``$INFILL_DATA``), text/FASTA/JSONL files
+- :mod:`infill.data.examples` corpus -> a family's token-id examples (training and benchmarks)
+- :mod:`infill.data.splits`   train/validation/test splits and a trained model's held-out data
+- :mod:`infill.data.greek`    the Ithaca-style Greek alphabet and normalizer
+- :mod:`infill.data.residues` amino-acid codes
+- :mod:`infill.data.regions`  antibody regions (IMGT numbering)
+"""

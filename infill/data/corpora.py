@@ -1,0 +1,148 @@
+"""Corpora: the project's named corpora and any text, FASTA or JSONL file, read as a list of texts.
+
+Names (``english``, ``greek``, ``protein``) resolve inside a *data root*: the ``--data-dir DIR``
+option, else ``$INFILL_DATA``, else ``../shared/data`` next to a source checkout. A path is read
+by its suffix: ``.fa``/``.fasta``/``.faa`` -> FASTA (one sequence per record), ``.jsonl`` -> one
+``{"text": ...}`` object per line, anything else -> one example per non-empty line; ``fmt``
+overrides the guess (``lines``, ``fasta``, ``jsonl``, ``greek`` = lines passed through
+:func:`infill.data.greek.normalize`). ``hf:NAME[:split][:column]`` reads a Hugging Face dataset
+through the optional ``datasets`` package.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from infill.data.fasta import parse_fasta
+from infill.data.files import read_text
+from infill.errors import ConfigError, InputError
+
+__all__ = ["CORPORA", "Corpus", "DATA_ENV", "FORMATS", "data_root", "guess_format", "load_texts",
+           "read_jsonl", "resolve_corpus"]
+
+DATA_ENV = "INFILL_DATA"
+FORMATS = ("lines", "fasta", "jsonl", "greek")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named corpus: its file under the data root, format, and the training family it feeds."""
+
+    name: str
+    path: str
+    fmt: str
+    family: str
+
+
+CORPORA: dict[str, Corpus] = {c.name: c for c in [
+    Corpus("english", "english/tinyshakespeare.txt", "lines", "english"),
+    Corpus("greek", "greek/perseus_grc.txt", "greek", "greek"),
+    Corpus("protein", "protein/hypf.fa", "fasta", "protein"),
+]}
+
+
+def _checkout_default() -> Path:
+    return Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def data_root(explicit: str | Path | None = None) -> Path | None:
+    """The folder holding the named corpora: ``explicit``, ``$INFILL_DATA``, or ../shared/data of
+    a source checkout (None when none of them exists)."""
+    for cand, what in ((explicit, "--data-dir folder"), (os.environ.get(DATA_ENV) or None, DATA_ENV)):
+        if cand is not None:
+            p = Path(cand).expanduser()
+            if not p.is_dir():
+                raise InputError(f"{what} {str(cand)!r} is not a folder")
+            return p
+    default = _checkout_default()
+    return default if default.is_dir() else None
+
+
+def resolve_corpus(spec: str, root: str | Path | None = None) -> tuple[str, str | None]:
+    """A corpus name -> (path under the data root, format); other specs pass through."""
+    if spec in CORPORA:
+        c = CORPORA[spec]
+        base = data_root(root)
+        if base is None or not (base / c.path).is_file():
+            where = f"{base / c.path}" if base is not None else "no data folder found"
+            raise InputError(f"corpus {spec!r} not found ({where}); pass --data-dir DIR or set "
+                             f"{DATA_ENV}=DIR, DIR holding {c.path}")
+        return str(base / c.path), c.fmt
+    return spec, None
+
+
+def guess_format(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in (".fa", ".fasta", ".faa"):
+        return "fasta"
+    if suffix == ".jsonl":
+        return "jsonl"
+    return "lines"
+
+
+def read_jsonl(text: str, path: str, column: str = "text") -> list[str]:
+    out = []
+    for k, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{k}: not valid JSON ({e.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get(column), str):
+            raise InputError(f"{path}:{k}: expected an object with a string field {column!r}")
+        out.append(obj[column])
+    return out
+
+
+def load_hf_dataset(spec: str) -> list[str]:
+    """``hf:NAME[:split][:column]`` through the optional ``datasets`` package."""
+    parts = spec[3:].split(":")
+    name = parts[0]
+    split = parts[1] if len(parts) > 1 and parts[1] else "test"
+    column = parts[2] if len(parts) > 2 and parts[2] else "text"
+    if not name:
+        raise InputError("hf: dataset spec needs a name: hf:NAME[:split][:column]")
+    try:
+        import datasets  # noqa: F401
+    except ImportError:
+        raise ConfigError("hf: datasets need the optional 'datasets' package "
+                          "(pip install 'infill[hub]')") from None
+    try:
+        ds = datasets.load_dataset(name, split=split)
+    except Exception as e:  # offline, unknown name, ...: one clear line
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"could not load Hugging Face dataset {name!r} (split {split!r}); "
+                         f"is the hub reachable? ({msg})") from None
+    if column not in ds.column_names:
+        raise InputError(f"dataset {name!r} has no column {column!r} (has {ds.column_names})")
+    return [t for t in ds[column] if isinstance(t, str)]
+
+
+def load_texts(spec: str, fmt: str | None = None, root: str | Path | None = None,
+               what: str = "dataset") -> list[str]:
+    """All examples of a corpus spec (see the module docstring), stripped, empty ones dropped.
+    ``what`` names the file in errors."""
+    if spec.startswith("hf:"):
+        texts = load_hf_dataset(spec)
+    else:
+        path, alias_fmt = resolve_corpus(spec, root)
+        fmt = fmt or alias_fmt or guess_format(path)
+        if fmt not in FORMATS:
+            raise ConfigError(f"unknown dataset format {fmt!r}; choose from {', '.join(FORMATS)}")
+        if not Path(path).is_file():
+            raise InputError(f"{what} not found: {str(path)!r}")
+        raw = read_text(path, what)
+        if fmt == "fasta":
+            texts = [r.sequence for r in parse_fasta(raw, path)]
+        elif fmt == "jsonl":
+            texts = read_jsonl(raw, path)
+        else:
+            texts = raw.splitlines()
+        if fmt == "greek":
+            from infill.data.greek import normalize
+            texts = [normalize(t) for t in texts]
+    texts = [t.strip() for t in texts]
+    return [t for t in texts if t]

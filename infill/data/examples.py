@@ -1,0 +1,163 @@
+"""A corpus -> the token-id examples a model family trains and is evaluated on.
+
+One builder per family; ``infill train`` uses them to build its data and the benchmarks use the
+same builders (with the trained model's recorded options) to rebuild held-out splits, so "test"
+is always exactly what the model never saw.
+
+- **english**: non-empty lines, WordPiece-tokenized (a cased vocabulary trained on the corpus with
+  ``tokenizers`` and saved as ``tokenizer/vocab.txt``, or the one already there), packed greedily
+  into blocks of at most ``max_length - 2`` tokens (a line longer than a block is cut), each
+  ``[CLS] block [SEP]``.
+- **greek**: each line normalized (:func:`infill.data.greek.normalize` without the restoration
+  symbols), lines joined with spaces, cut into consecutive windows of at most ``max_length - 1``
+  characters at the last space that fits (:func:`windows`), each ``<`` + window.
+- **protein**: FASTA records, upper-cased, a trailing ``*`` dropped, letters outside the residue
+  codes replaced by ``X``, cropped to the first ``max_length - 2`` residues, each
+  ``<cls> sequence <eos>`` in ESM-1b's alphabet.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from infill.data.files import read_lines, read_text
+from infill.errors import ConfigError, InputError
+
+__all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "english_examples",
+           "greek_examples", "load_wordpiece", "protein_examples", "train_wordpiece", "windows"]
+
+WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+@dataclass
+class ExampleSet:
+    """Examples (token ids, specials included) and how to read one back as text."""
+
+    examples: list[list[int]]
+    decode: Callable[[list[int]], str]
+    stats: dict = field(default_factory=dict)
+    tokenizer: object = None
+
+
+# ---- greek ------------------------------------------------------------------------------------
+def windows(text: str, size: int) -> list[str]:
+    """Cut ``text`` into consecutive pieces of <= ``size`` chars, at spaces where possible."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text[i] == " ":
+            i += 1
+            continue
+        j = min(i + size, n)
+        if j < n and text[j] != " ":
+            cut = text.rfind(" ", i, j)
+            if cut > i:
+                j = cut
+        out.append(text[i:j].strip())
+        i = j
+    return [w for w in out if w]
+
+
+def greek_examples(corpus: str | Path, max_length: int) -> ExampleSet:
+    from infill.data.greek import GREEK, normalize
+
+    text = " ".join(normalize(line, symbols=False) for line in read_lines(corpus, "corpus"))
+    pieces = windows(text, max_length - 1)
+    if not pieces:
+        raise InputError(f"no Greek text in corpus {corpus}")
+    return ExampleSet([[GREEK.start_id] + GREEK.encode(w) for w in pieces], GREEK.decode)
+
+
+# ---- english ----------------------------------------------------------------------------------
+def train_wordpiece(lines: list[str], vocab_size: int, path: Path):
+    """Train a cased WordPiece vocabulary on ``lines``, write ``path``/vocab.txt, return a
+    ``BertTokenizerFast`` over it."""
+    from tokenizers import BertWordPieceTokenizer
+
+    wp = BertWordPieceTokenizer(lowercase=False, strip_accents=False, clean_text=True)
+    wp.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2,
+                           special_tokens=WORDPIECE_SPECIALS, show_progress=False)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = wp.get_vocab()
+    ordered = sorted(vocab, key=vocab.get)
+    (path / "vocab.txt").write_text("\n".join(ordered) + "\n", encoding="utf-8")
+    return load_wordpiece(path)
+
+
+def load_wordpiece(path: Path):
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=False,
+                             strip_accents=False, tokenize_chinese_chars=True)
+
+
+def english_examples(corpus: str | Path, max_length: int, vocab_size: int,
+                     tokenizer_dir: Path) -> ExampleSet:
+    """``tokenizer_dir``/vocab.txt is reused when it exists, else trained and written there."""
+    lines = [line.strip() for line in read_lines(corpus, "corpus") if line.strip()]
+    if not lines:
+        raise InputError(f"corpus {corpus} has no text")
+    tokenizer_dir = Path(tokenizer_dir)
+    t = load_wordpiece(tokenizer_dir) if (tokenizer_dir / "vocab.txt").exists() else \
+        train_wordpiece(lines, vocab_size, tokenizer_dir)
+    block = max_length - 2
+    examples, current = [], []
+    for ids in t(lines, add_special_tokens=False)["input_ids"]:
+        while len(ids) > block:               # a line longer than a block is cut
+            if current:
+                examples.append(current)
+                current = []
+            examples.append(ids[:block])
+            ids = ids[block:]
+        if len(current) + len(ids) > block:
+            examples.append(current)
+            current = []
+        current = current + ids
+    if current:
+        examples.append(current)
+    return ExampleSet([[t.cls_token_id] + ids + [t.sep_token_id] for ids in examples if ids],
+                      lambda ids: t.decode(ids, skip_special_tokens=True), tokenizer=t)
+
+
+# ---- protein ----------------------------------------------------------------------------------
+def protein_examples(corpus: str | Path, max_length: int) -> ExampleSet:
+    import esm
+
+    from infill.data.fasta import parse_fasta
+    from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
+
+    alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
+    tok = alphabet.tok_to_idx
+    residues = set(STANDARD_AA + NONSTANDARD_AA)
+    examples, cropped, replaced = [], 0, 0
+    keep = max_length - 2
+    for rec in parse_fasta(read_text(corpus, "FASTA file"), str(corpus)):
+        seq = rec.sequence.upper().rstrip("*")
+        if len(seq) > keep:
+            seq, cropped = seq[:keep], cropped + 1
+        ids = []
+        for ch in seq:
+            if ch not in residues:
+                ch, replaced = "X", replaced + 1
+            ids.append(tok[ch])
+        examples.append([alphabet.cls_idx] + ids + [alphabet.eos_idx])
+    drop = {alphabet.cls_idx, alphabet.eos_idx, alphabet.padding_idx}
+    return ExampleSet(examples, lambda ids: "".join(alphabet.get_tok(int(i)) for i in ids
+                                                    if int(i) not in drop),
+                      stats={"sequences": len(examples), "cropped": cropped, "replaced": replaced})
+
+
+def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path) -> ExampleSet:
+    """The examples of ``family`` (english, greek, protein) with its recorded model ``options``
+    (``max_length``, and ``vocab_size`` for english); ``workdir`` holds (or receives) the English
+    tokenizer under ``tokenizer/``."""
+    if not Path(corpus).is_file():
+        raise InputError(f"corpus file not found: {corpus}")
+    if family == "greek":
+        return greek_examples(corpus, int(options.get("max_length", 128)))
+    if family == "english":
+        return english_examples(corpus, int(options.get("max_length", 128)),
+                                int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer")
+    if family == "protein":
+        return protein_examples(corpus, int(options.get("max_length", 130)))
+    raise ConfigError(f"unknown family {family!r}; choose english, greek or protein")

@@ -1,0 +1,120 @@
+"""Reading what users hand us: one policy for text encodings, used by every command.
+
+- A byte-order mark decides: UTF-8 (BOM dropped), UTF-16 LE/BE, UTF-32 LE/BE.
+- Without one, text that looks like UTF-16 (NUL in every other byte) is read as UTF-16.
+- Everything else must be UTF-8; otherwise :class:`InputError` names the file, the line and the
+  byte offset of the first invalid byte -- never a silent replacement character.
+- Command-line arguments that were not valid UTF-8 (Python keeps such bytes as surrogate
+  escapes) get the same one-line error (:func:`check_text`).
+"""
+from __future__ import annotations
+
+import codecs
+import sys
+from pathlib import Path
+
+from infill.errors import InputError
+
+__all__ = ["check_text", "decode_bytes", "ensure_dir", "read_lines", "read_stdin", "read_text"]
+
+MAX_FILE_BYTES = 2 * 2 ** 30
+
+_BOMS = [(codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be")]
+
+
+def _utf16_guess(data: bytes) -> str | None:
+    """UTF-16 without a BOM: ASCII-heavy text has NUL in every other byte."""
+    if len(data) < 4 or len(data) % 2:
+        return None
+    even, odd = data[0::2].count(0), data[1::2].count(0)
+    half = len(data) // 2
+    if odd > 0.4 * half and even < 0.05 * half:
+        return "utf-16-le"
+    if even > 0.4 * half and odd < 0.05 * half:
+        return "utf-16-be"
+    return None
+
+
+def decode_bytes(data: bytes, name: str) -> str:
+    """Text of ``data`` under the policy above; ``name`` (a file name, ``<stdin>``) is used in errors."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(enc)
+            except UnicodeDecodeError as e:
+                raise InputError(f"{name}: invalid {enc.upper()} text at byte offset "
+                                 f"{e.start + len(bom)}") from None
+    guess = _utf16_guess(data)
+    if guess:
+        try:
+            return data.decode(guess)
+        except UnicodeDecodeError:
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1)
+        raise InputError(f"{name}: not UTF-8 text: byte 0x{data[e.start]:02x} at line {line}, byte "
+                         f"{col + 1} (offset {e.start}); save the file as UTF-8 "
+                         "(or UTF-16 with a byte-order mark)") from None
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The whole text of a file (InputError if missing, a directory, too large or undecodable)."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise InputError(f"{what} {str(p)!r} is a directory")
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"{what} {str(p)!r} is {size / 2 ** 30:.1f} GiB, over the "
+                             f"{MAX_FILE_BYTES // 2 ** 30} GiB limit")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found: {str(p)!r}") from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} {str(p)!r}: {e.strerror or e}") from None
+    return decode_bytes(data, str(p))
+
+
+def read_lines(path: str | Path, what: str = "file") -> list[str]:
+    """Lines of a file, without their line ends."""
+    return read_text(path, what).splitlines()
+
+
+def read_stdin() -> str:
+    """All of standard input as text (same policy)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        data = sys.stdin.read()
+        return check_text(data, "<stdin>") if isinstance(data, str) else decode_bytes(data, "<stdin>")
+    return decode_bytes(stream.read(), "<stdin>")
+
+
+def check_text(text: str, where: str) -> str:
+    """``text`` if it is valid Unicode; InputError naming the first undecodable byte otherwise
+    (arguments with invalid UTF-8 arrive as surrogate escapes)."""
+    for i, c in enumerate(text):
+        if "\udc80" <= c <= "\udcff":
+            raise InputError(f"{where} is not valid UTF-8: byte 0x{ord(c) - 0xdc00:02x} at "
+                             f"character {i + 1}")
+        if "\ud800" <= c <= "\udfff":
+            raise InputError(f"{where} holds an unpaired surrogate (U+{ord(c):04X}) at "
+                             f"character {i + 1}")
+    return text
+
+
+def ensure_dir(path: str | Path, what: str = "output folder") -> Path:
+    """Create a folder (and its parents) for writing; InputError naming it when that fails."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".infill-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise InputError(f"cannot write to {what} {str(p)!r}: {e.strerror or e}") from None
+    return p

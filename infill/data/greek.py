@@ -1,0 +1,152 @@
+"""The Greek character alphabet (Ithaca's convention) and the normalizer for polytonic Greek.
+
+Ids are laid out so that every *output* class comes first (ids ``0 .. n_outputs-1``) and the
+input-only symbols follow; a character has the same id as input and as output:
+
+====  ==========  =====================================================================
+id    symbol      meaning
+====  ==========  =====================================================================
+0     ``^``       unknown character (output class, never placed in a gap by default)
+1     `` ``       space (word boundary)
+2     ``-``       missing character (damage); input context, never a training label
+3-26  ``α..ω``    the 24 letters (final sigma is ``σ``)
+27    ``0``       numeral (every digit)
+28-31 ``. , ; ·`` punctuation
+32    ``?``       mask: "character to restore" (input only, not an output class)
+33    ``#``       padding (input only)
+34    ``<``       start of text (input only)
+====  ==========  =====================================================================
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["Alphabet", "GREEK", "normalize", "unknown_characters"]
+
+LETTERS = "αβγδεζηθικλμνξοπρστυφχψω"
+PUNCTUATION = ".,;·"
+
+# Letters that have an obvious equivalent in the 24-letter alphabet (after NFD + lowercase).
+_MAP = {
+    "ς": "σ", "ϲ": "σ",            # final and lunate sigma
+    "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε", "ϖ": "π",  # letter variants
+    "\u00b7": "·", "\u0387": "·",  # middle dot / ano teleia (the Greek colon)
+    "\u037e": ";",                 # Greek question mark
+}
+_WS = re.compile(r"\s+")
+
+
+class Alphabet:
+    """A character alphabet for an Ithaca-style model (see the module docstring for the ids)."""
+
+    def __init__(self, letters: str = LETTERS, numeral: str = "0", punctuation: str = PUNCTUATION,
+                 unk: str = "^", space: str = " ", missing: str = "-", mask: str = "?",
+                 pad: str = "#", start: str = "<"):
+        self.letters, self.numeral, self.punctuation = letters, numeral, punctuation
+        self.unk, self.space, self.missing, self.mask, self.pad, self.start = (
+            unk, space, missing, mask, pad, start)
+        outputs = [unk, space, missing, *letters, numeral, *punctuation]
+        self.symbols: list[str] = outputs + [mask, pad, start]
+        if len(set(self.symbols)) != len(self.symbols):
+            raise ValueError("alphabet symbols must be distinct")
+        self.n_outputs = len(outputs)
+        self.index = {c: i for i, c in enumerate(self.symbols)}
+        self.unk_id, self.space_id, self.missing_id = (self.index[unk], self.index[space],
+                                                      self.index[missing])
+        self.mask_id, self.pad_id, self.start_id = (self.index[mask], self.index[pad],
+                                                    self.index[start])
+        self.letter_ids = [self.index[c] for c in letters]
+
+    def __len__(self) -> int:
+        """Number of input symbols (outputs + mask, pad, start)."""
+        return len(self.symbols)
+
+    @property
+    def text_chars(self) -> str:
+        """The characters a normalized text may contain (besides ``-`` and ``?``)."""
+        return self.space + self.letters + self.numeral + self.punctuation
+
+    def char_to_id(self, c: str) -> int:
+        """Id of one character (``unk_id`` when the alphabet lacks it)."""
+        return self.index.get(c, self.unk_id)
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of an already normalized text, one per character (no start symbol)."""
+        return [self.index.get(c, self.unk_id) for c in text]
+
+    def decode(self, ids) -> str:
+        """Characters of ids; padding and start are dropped, the mask is shown as ``?``."""
+        return "".join(self.symbols[i] for i in ids if i not in (self.pad_id, self.start_id))
+
+    def to_dict(self) -> dict:
+        return {"letters": self.letters, "numeral": self.numeral, "punctuation": self.punctuation,
+                "unk": self.unk, "space": self.space, "missing": self.missing, "mask": self.mask,
+                "pad": self.pad, "start": self.start}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Alphabet":
+        return cls(**d)
+
+
+GREEK = Alphabet()
+
+
+def _unknown(c: str) -> bool:
+    """A character with content (a letter, number or symbol: Latin, CJK, emoji, ...) that the
+    alphabet cannot write; punctuation and marks are not content."""
+    return unicodedata.category(c)[0] in "LNS"
+
+
+def normalize(text: str, symbols: bool = True, strip: bool = True,
+              alphabet: Alphabet = GREEK, unknown: bool = False) -> str:
+    """Normalize (polytonic) Greek to the model's alphabet.
+
+    Exactly, in order:
+
+    1. Unicode NFD (decomposes accented letters; U+037E -> ``;`` and U+0387 -> U+00B7);
+    2. lowercase;
+    3. drop every combining mark: accents, breathings, diaeresis, and the iota subscript
+       (``ᾳ`` -> ``α``, not ``αι``);
+    4. map letter variants: final ``ς`` and lunate ``ϲ`` -> ``σ``; ``ϐ ϑ ϕ ϰ ϱ ϵ ϖ`` -> ``β θ φ κ ρ ε π``;
+       ano teleia / middle dot -> ``·``; every decimal digit -> ``0``;
+    5. keep the 24 letters, ``0``, the punctuation ``. , ; ·`` and whitespace; with ``symbols``
+       (default) also keep the restoration symbols ``-`` (missing) and ``?`` (to restore);
+       with ``unknown`` (user input) a letter, number or symbol the alphabet lacks (Latin,
+       CJK, emoji, ...) becomes the unknown symbol ``^``, as Ithaca does; drop everything else:
+       other punctuation (elision apostrophes ``ʼ ’ '``, koronis, quotes, dashes, brackets,
+       ``:`` ``!``), Greek numeral signs, and -- without ``unknown`` (training text) -- other
+       scripts;
+    6. collapse every whitespace run to one space; with ``strip`` (default) trim both ends.
+
+    A dropped character never joins words: ``"δʼ ἰφθίμους"`` -> ``"δ ιφθιμουσ"``.
+    """
+    keep = set(alphabet.text_chars)
+    if symbols:
+        keep |= {alphabet.missing, alphabet.mask}
+    out = []
+    for c in unicodedata.normalize("NFD", text).lower():
+        if unicodedata.combining(c):
+            continue
+        c = _MAP.get(c, c)
+        if c.isdigit():
+            c = alphabet.numeral
+        elif c.isspace():
+            c = " "
+        if c == " " or c in keep:
+            out.append(c)
+        elif unknown and _unknown(c):
+            out.append(alphabet.unk)
+    s = _WS.sub(" ", "".join(out))
+    return s.strip() if strip else s
+
+
+def unknown_characters(text: str, alphabet: Alphabet = GREEK) -> list[str]:
+    """The distinct characters of ``text`` that :func:`normalize` (``unknown=True``) reads as
+    the unknown symbol, in order of appearance."""
+    seen: dict[str, None] = {}
+    for ch in text:
+        if normalize(ch, symbols=True, strip=False, alphabet=alphabet, unknown=True) == alphabet.unk \
+                and ch != alphabet.unk:
+            seen[ch] = None
+    return list(seen)

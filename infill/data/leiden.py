@@ -1,0 +1,237 @@
+"""Leiden-convention sigla (epigraphic editions) -> infill's restoration conventions.
+
+infill's Greek models read ``?`` = one character to restore (a run of them is one gap), ``-`` =
+a missing character that is not restored, and the gap marker (``___``) = ``gap`` characters to
+restore. Editions print damaged text with the Leiden sigla instead; :func:`convert` rewrites
+them, exactly as follows (everything else is left as typed; the model's normalizer later drops
+accents, case and punctuation):
+
+==========================  ==========================================  =====================
+Leiden                      meaning                                     becomes
+==========================  ==========================================  =====================
+``[...]``, ``[. . .]``      lacuna, one dot per lost letter             ``???`` (one ``?`` per
+                            (``․`` U+2024 counts as a dot)              dot)
+``[.3]``                    lacuna of 3 letters                         ``???``
+``[c.3]``, ``[ca. 3]``      lacuna of about 3 letters                   ``???`` (and a note)
+``[- - -]``, ``[---]``      lacuna of unknown length                    ``---`` (missing, not
+                                                                        restored; one per
+                                                                        hyphen)
+``[αβγ]``                   letters restored by the editor              ``αβγ`` (kept as text)
+``[αβ..]``, ``[αβ.2]``      restored letters and lost ones              ``αβ??``
+``[[αβ]]``, ``⟦αβ⟧``,       erased in antiquity, still legible          ``αβ``
+``〚αβ〛``
+``(αβ)``                    expansion of an abbreviation                ``αβ``
+``⟨αβ⟩``, ``<αβ>``          letters the engraver omitted                ``αβ``
+``{αβ}``                    superfluous letters (engraver's error)      dropped
+``⸢αβ⸣``                    partly preserved letters                    ``αβ``
+``(?)``                     the editor's doubt                          dropped (and a note)
+``vac.``, ``vacat``,        uninscribed space                           one space
+``(vac. 3)``
+``|``, ``‖``                line / column division                      dropped
+==========================  ==========================================  =====================
+
+Inside square brackets a space between two sigla (``. .``, ``- -``) is typography and is
+dropped, as are spaces just inside the brackets; a space next to restored text is a word
+boundary and is kept. Dots *outside* square brackets are left alone (``.`` is punctuation in
+the Greek alphabet): write ``?`` for illegible letters there. Underdots (U+0323, uncertain
+letters) are kept; the normalizer drops them with the other diacritics. Occurrences of the gap
+marker are left untouched, inside brackets too.
+
+Malformed sigla raise :class:`~infill.errors.InputError` (one line, with the column):
+unbalanced or crossed brackets, brackets of one kind nested in the same kind, empty brackets,
+digits in a lacuna that are not a count (``[.3]``, ``[c.3]``), a lacuna of unknown length
+written ``[.?]``, and counts above :data:`MAX_COUNT`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from infill.errors import InputError
+
+__all__ = ["MAX_COUNT", "Converted", "convert", "has_sigla"]
+
+MAX_COUNT = 500
+"""The largest lacuna count accepted (``[.500]``)."""
+
+# opening sigla -> (kind, closing siglum); ``[[``/``]]`` are read before ``[``/``]``
+_OPEN = {"[[": ("erasure", "]]"), "⟦": ("erasure", "⟧"), "〚": ("erasure", "〛"),
+         "[": ("lacuna", "]"), "(": ("expansion", ")"), "⟨": ("addition", "⟩"),
+         "<": ("addition", ">"), "{": ("deletion", "}"), "⸢": ("partial", "⸣")}
+_CLOSE = {close: opener for opener, (_, close) in _OPEN.items()}
+_DIVIDERS = "|‖"
+_DOTS = ".\u2024"
+
+_VACAT = re.compile(r"\(\s*vac(?:at|\.)(?:\s*(?:\d+|\?))?\s*\)|\bvac(?:at\b|\.)(?:\s*\d+)?")
+_DOUBT = re.compile(r"\(\s*\?\s*\)")
+_APPROX = re.compile(r"ca?\.\s*(\d+)")
+_EXACT = re.compile(r"[.\u2024](\d+)")
+_SIGLA = re.compile(r"[\[\]⟦⟧〚〛()⟨⟩<>{}⸢⸣|‖]|vac(?:at|\.)")
+
+
+@dataclass(frozen=True)
+class Converted:
+    """The converted ``text`` and ``notes`` on what was read loosely (approximate lacunae,
+    dropped doubt marks)."""
+
+    text: str
+    notes: tuple[str, ...] = ()
+
+
+def has_sigla(text: str) -> bool:
+    """Whether ``text`` holds any Leiden siglum that :func:`convert` rewrites."""
+    return bool(_SIGLA.search(text))
+
+
+def convert(text: str, marker: str = "___") -> Converted:
+    """Rewrite the Leiden sigla of ``text`` into infill's ``?`` / ``-`` conventions (see the
+    module docstring for the exact table). Text without sigla comes back unchanged."""
+    if not has_sigla(text):
+        return Converted(text)
+    notes: list[str] = []
+    if _DOUBT.search(text):
+        notes.append("the editor's doubt marks '(?)' were dropped")
+        text = _DOUBT.sub("", text)
+    text = _VACAT.sub(" ", text)
+    return Converted(_Scanner(text, marker).run(notes), tuple(notes))
+
+
+class _Scanner:
+    """One left-to-right pass with a stack of open brackets."""
+
+    def __init__(self, text: str, marker: str):
+        self.text, self.marker = text, marker
+        self.stack: list[tuple[str, str, int]] = []     # (opener, kind, column)
+        self.out: list[tuple[str, str]] = []            # (kind, piece): text | sigla | space | edge
+
+    def fail(self, message: str, col: int) -> InputError:
+        return InputError(f"malformed Leiden sigla at column {col + 1}: {message}: "
+                          f"{self.text[max(0, col - 12):col + 12]!r}")
+
+    def in_kind(self, kind: str) -> bool:
+        return any(k == kind for _, k, _ in self.stack)
+
+    def emit(self, kind: str, piece: str) -> None:
+        if not self.in_kind("deletion"):
+            self.out.append((kind, piece))
+
+    def run(self, notes: list[str]) -> str:
+        t, i = self.text, 0
+        while i < len(t):
+            if self.marker and t.startswith(self.marker, i):
+                self.emit("text", self.marker)
+                i += len(self.marker)
+                continue
+            opener = next((o for o in ("[[",) if t.startswith(o, i)), None) or \
+                (t[i] if t[i] in _OPEN else None)
+            if opener == "[[" and self.in_kind("lacuna"):
+                raise self.fail("'[' inside a lacuna", i + 1)
+            if opener is not None:
+                kind = _OPEN[opener][0]
+                if self.in_kind(kind):
+                    raise self.fail(f"{opener!r} inside another {kind}", i)
+                self.stack.append((opener, kind, i))
+                self.emit_edge(kind)
+                i += len(opener)
+                continue
+            closer = self.closer_at(i)
+            if closer is not None:
+                self.close(closer, i)
+                i += len(closer)
+                continue
+            if t[i] in _DIVIDERS:
+                i += 1
+                continue
+            if self.in_kind("lacuna"):
+                i = self.lacuna_item(i, notes)
+                continue
+            self.emit("text", t[i])
+            i += 1
+        if self.stack:
+            opener, kind, col = self.stack[-1]
+            raise self.fail(f"{opener!r} ({kind}) is never closed", col)
+        return self.join()
+
+    def closer_at(self, i: int) -> str | None:
+        t = self.text
+        if t[i] not in _CLOSE and not t.startswith("]]", i):
+            return None
+        # ']]' closes an erasure '[[' unless the innermost bracket is a lacuna '['
+        if t.startswith("]]", i) and self.stack and self.stack[-1][0] == "[[":
+            return "]]"
+        return t[i]
+
+    def close(self, closer: str, i: int) -> None:
+        opener = _CLOSE[closer]
+        if not self.stack:
+            raise self.fail(f"{closer!r} closes nothing", i)
+        top, kind, col = self.stack[-1]
+        if top != opener:
+            raise self.fail(f"{closer!r} closes {top!r} opened at column {col + 1}", i)
+        start = next(n for n in range(len(self.out) - 1, -1, -1)
+                     if self.out[n] == ("edge", kind + ":open")) \
+            if not self.in_kind("deletion") else None
+        if start is not None and start == len(self.out) - 1:
+            raise self.fail(f"empty {opener}{closer}", col)
+        if kind == "deletion" and col + 1 == i:
+            raise self.fail(f"empty {opener}{closer}", col)
+        self.stack.pop()
+        self.emit_edge(kind, opening=False)
+
+    def emit_edge(self, kind: str, opening: bool = True) -> None:
+        if kind == "deletion":
+            return
+        self.emit("edge", kind + (":open" if opening else ":close"))
+
+    def lacuna_item(self, i: int, notes: list[str]) -> int:
+        """One item inside square brackets: a count, a dot, a hyphen, a space or text."""
+        t = self.text
+        m = _APPROX.match(t, i)
+        if m and (i == 0 or not t[i - 1].isalpha()):
+            n = self.count(m.group(1), i)
+            notes.append(f"approximate lacuna {m.group(0)!r} read as exactly {n} characters")
+            self.emit("sigla", "?" * n)
+            return m.end()
+        m = _EXACT.match(t, i)
+        if m:
+            self.emit("sigla", "?" * self.count(m.group(1), i))
+            return m.end()
+        c = t[i]
+        if c in _DOTS:
+            if t.startswith("?", i + 1):
+                raise self.fail("a lacuna of unknown length ('.?') cannot be restored; give its "
+                                "length ([.3]) or write it as missing ([---])", i)
+            self.emit("sigla", "?")
+        elif c in "-?":
+            self.emit("sigla", c)
+        elif c.isspace():
+            self.emit("space", c)
+        elif c.isdigit():
+            raise self.fail("digits in a lacuna must be a count, as in [.3] or [c.3]", i)
+        else:
+            self.emit("text", c)
+        return i + 1
+
+    def count(self, digits: str, col: int) -> int:
+        n = int(digits)
+        if not 1 <= n <= MAX_COUNT:
+            raise self.fail(f"a lacuna count must be between 1 and {MAX_COUNT}, got {n}", col)
+        return n
+
+    def join(self) -> str:
+        """The pieces as text; lacuna spaces dropped next to an edge or between two sigla."""
+        # what a lacuna space sits between: other brackets' edges are transparent
+        kinds = ["edge" if p.startswith("lacuna:") else k for k, p in self.out]
+        solid = [n for n, k in enumerate(kinds) if k not in ("space", "edge") or
+                 self.out[n][1].startswith("lacuna:")]
+        pieces = []
+        for n, (kind, piece) in enumerate(self.out):
+            if kind == "edge":
+                continue
+            if kind == "space":
+                prev = next((kinds[m] for m in reversed(solid) if m < n), "edge")
+                nxt = next((kinds[m] for m in solid if m > n), "edge")
+                if "edge" in (prev, nxt) or prev == nxt == "sigla":
+                    continue
+            pieces.append(piece)
+        return re.sub(" {2,}", " ", "".join(pieces))

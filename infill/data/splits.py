@@ -1,0 +1,156 @@
+"""Train / validation / test splits, and the held-out examples of a trained model.
+
+``infill train`` splits a family's examples once by a seeded permutation (:func:`split_indices`)
+and records the split (``split.json``) and its options (``train_info.json``) next to the model.
+:func:`heldout` rebuilds the examples from the corpus with the model's recorded options and returns
+the recorded split, so "test" is exactly the data the model never saw.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from infill.data.corpora import CORPORA, resolve_corpus
+from infill.data.examples import build_examples
+from infill.errors import ConfigError, InputError, ModelLoadError
+
+__all__ = ["PARTS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
+           "split_indices", "training_record"]
+
+PARTS = ("train", "validation", "test")
+_SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: splits are records)
+
+
+def split_indices(n: int, seed: int = 0, val_fraction: float = 0.05,
+                  test_fraction: float = 0.05) -> dict[str, list[int]]:
+    """Deterministic train/validation/test split of ``n`` examples (seeded permutation)."""
+    perm = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n).tolist()
+    n_val = max(1, int(round(n * val_fraction)))
+    n_test = int(round(n * test_fraction))
+    if n - n_val - n_test < 1:
+        raise InputError(f"corpus too small: {n} examples cannot be split into train/validation/test")
+    return {"validation": sorted(perm[:n_val]), "test": sorted(perm[n_val:n_val + n_test]),
+            "train": sorted(perm[n_val + n_test:])}
+
+
+def model_dir(model: str | Path) -> Path | None:
+    """The directory of a model name (``builtin:NAME``, a directory, or a checkpoint file's
+    folder); None for names that are not on disk (hub ids)."""
+    name = str(model)
+    if name.startswith("builtin:"):
+        from infill.data.builtins import builtin_path
+        p = builtin_path(name)
+    else:
+        p = Path(name).expanduser()
+    if p.is_dir():
+        return p
+    if p.is_file():
+        return p.parent
+    return None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ModelLoadError(f"cannot read {path}: {str(e).splitlines()[0][:120]}") from None
+    if not isinstance(data, dict):
+        raise ModelLoadError(f"{path} is not a JSON object")
+    return data
+
+
+def training_record(model: str | Path) -> dict:
+    """``train_info.json`` of a model trained with ``infill train`` (empty when absent), with
+    its ``split.json`` under ``"split"`` and the directory under ``"dir"``."""
+    d = model_dir(model)
+    if d is None:
+        return {}
+    info = _read_json(d / "train_info.json") if (d / "train_info.json").exists() else {}
+    if (d / "split.json").exists():
+        info["split"] = _read_json(d / "split.json")
+    info["dir"] = str(d)
+    return info
+
+
+@dataclass
+class Heldout:
+    """A family's examples of a corpus and the split of them."""
+
+    family: str
+    corpus: str
+    examples: list[list[int]]
+    parts: dict[str, list[int]]
+    decode: Callable[[list[int]], str]
+    recorded: bool = True
+    options: dict = field(default_factory=dict)
+
+    def part(self, name: str) -> list[int]:
+        if name not in self.parts:
+            raise ConfigError(f"unknown split {name!r}; choose from all, {', '.join(self.parts)}")
+        return list(self.parts[name])
+
+
+def heldout(model: str | Path, corpus: str | None = None, family: str | None = None,
+            max_length: int | None = None, data: str | Path | None = None) -> Heldout:
+    """The examples of the corpus a model was trained on, and their recorded split.
+
+    ``corpus``: a corpus name or file (default: the one recorded at training, else the family's
+    named corpus); ``family``: for models without a training record (then the split is recomputed
+    with the training defaults, seed 0); ``max_length``: their examples' length (the model's);
+    ``data``: the data root for corpus names (see :mod:`infill.data.corpora`).
+    """
+    info = training_record(model)
+    fam = info.get("family") or family or (corpus if corpus in CORPORA else None)
+    if not isinstance(fam, str) or fam not in CORPORA:
+        raise ConfigError("a held-out split needs the model's training family (english, greek or "
+                          "protein): give --family, or a model trained with `infill train`")
+    options = dict(info.get("model") or {})
+    if "max_length" not in options and max_length is not None:
+        options["max_length"] = max_length
+    if corpus is not None:
+        path, _ = resolve_corpus(corpus, data)
+    elif info.get("corpus") and Path(info["corpus"]).is_file():
+        path = info["corpus"]
+    else:
+        path, _ = resolve_corpus(fam, data)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(info.get("dir", "."))
+        vocab = next((v for v in (d / "tokenizer" / "vocab.txt", d / "vocab.txt") if v.exists()), None)
+        if vocab is not None:   # the english family reuses the model's WordPiece vocabulary
+            (Path(tmp) / "tokenizer").mkdir()
+            shutil.copy(vocab, Path(tmp) / "tokenizer" / "vocab.txt")
+        built = build_examples(fam, path, options, Path(tmp))
+    recorded = info.get("split")
+    if recorded:
+        if recorded.get("n_examples") != len(built.examples):
+            raise ConfigError(f"corpus {path} gives {len(built.examples)} examples, the model's "
+                              f"split has {recorded.get('n_examples')}: not the training corpus")
+        parts = {k: list(recorded[k]) for k in PARTS if k in recorded}
+    else:
+        cfg = info.get("config", {})
+        parts = split_indices(len(built.examples), cfg.get("split_seed", 0),
+                              cfg.get("val_fraction", 0.05), cfg.get("test_fraction", 0.05))
+    return Heldout(fam, str(path), built.examples, parts, built.decode, bool(recorded), options)
+
+
+def heldout_examples(model: str | Path, part: str = "test", corpus: str | None = None
+                     ) -> tuple[str, list[list[int]]]:
+    """(family name, token-id examples) of one part of a trained model's split."""
+    if part not in PARTS:
+        raise ConfigError(f"split part must be train, validation or test, not {part!r}")
+    h = heldout(model, corpus)
+    return h.family, [h.examples[i] for i in h.part(part)]
+
+
+def heldout_texts(model: str | Path, part: str = "test", corpus: str | None = None) -> list[str]:
+    """One part of a trained model's split, as text."""
+    if part not in PARTS:
+        raise ConfigError(f"split part must be train, validation or test, not {part!r}")
+    h = heldout(model, corpus)
+    return [h.decode(h.examples[i]) for i in h.part(part)]

@@ -1,0 +1,201 @@
+"""Conditional tables of two positions, from a masked LM through the adapter protocol (SPEC §2).
+
+For an input and positions a, b: the marginals with both masked, and the unary conditionals
+q_{a|b}(. | w_b) (mask a, put a candidate w_b at b) and q_{b|a}, on candidate sets A and B (the
+whole allowed vocabulary when small, else the top-K of each marginal). Forward passes are batched
+across items and conditioning tokens.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from infill.decoding.windows import windows_for
+from infill.errors import ConfigError, InputError
+from infill.joint.constructions import normalize_columns, normalize_rows
+from infill.models.base import MaskedLM, pad_batch
+
+__all__ = ["PairTables", "pair_tables", "pair_tables_batch"]
+
+
+@dataclass
+class PairTables:
+    """Everything the joints need for one input and two positions a < b (or a > b).
+
+    ``cand_a``/``cand_b`` -- output ids of the candidate sets A and B: the allowed output
+    vocabulary when it has at most ``joint_size`` ids, else the top-``joint_size`` of the
+    both-masked marginal, best first; the gold token is appended when given and missing.
+    ``log_qa``/``log_qb`` -- marginals with a and b masked; ``log_qa_b``/``log_qb_a`` -- the unary
+    conditionals; all renormalized over the candidate sets (float64). ``logits_a_b``/``logits_b_a``
+    -- the raw logits on the same grid, or None when the adapter has no ``logits`` method.
+    ``gold`` -- (index in A, index in B) of the gold pair, or None. ``window`` -- (start, end):
+    the context window [start, end) of the input's model-token positions the tables were read in
+    (specials kept) when the input was longer than the model's maximum length, else None.
+    """
+
+    a: int
+    b: int
+    cand_a: torch.Tensor
+    cand_b: torch.Tensor
+    log_qa: torch.Tensor
+    log_qb: torch.Tensor
+    log_qa_b: torch.Tensor
+    log_qb_a: torch.Tensor
+    logits_a_b: torch.Tensor | None = None
+    logits_b_a: torch.Tensor | None = None
+    gold: tuple[int, int] | None = None
+    window: tuple[int, int] | None = None
+
+
+def _forward(model: MaskedLM, rows: list[list[int]], positions: list[list[int]],
+             batch_size: int, want_logits: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """P positions per row; returns (log-probs [R, P, V], logits or None), float64 on CPU.
+
+    Rows are padded with ``pad_id`` and sent in chunks of ``batch_size`` (one model call each).
+    With ``want_logits`` the adapter's ``logits`` is called instead and the log-probs are its
+    log-softmax (the same single pass).
+    """
+    lps, lgs = [], []
+    for s in range(0, len(rows), batch_size):
+        chunk, pos = rows[s:s + batch_size], positions[s:s + batch_size]
+        ids, attn = pad_batch(chunk, model.pad_id)
+        p = torch.tensor(pos, dtype=torch.long)
+        with torch.inference_mode():
+            if want_logits:
+                lg = model.logits(ids, attn, p).double().cpu()
+                lgs.append(lg)
+                lps.append(torch.log_softmax(lg, dim=-1))
+            else:
+                lps.append(model.log_probs(ids, attn, p).double().cpu())
+    return torch.cat(lps), (torch.cat(lgs) if want_logits else None)
+
+
+def _candidates(lp: torch.Tensor, allowed: torch.Tensor, k: int, gold: int | None) -> torch.Tensor:
+    scores = lp.masked_fill(~allowed, float("-inf"))
+    n = int(allowed.sum())
+    top = torch.topk(scores, min(k, n)).indices
+    if gold is not None and not bool((top == gold).any()):
+        top = torch.cat([top, torch.tensor([gold])])
+    return top
+
+
+def _windowed(model: MaskedLM, ids: list[int], a: int, b: int, window: bool
+              ) -> tuple[list[int], int, int, tuple[int, int] | None]:
+    """The input (and a, b in it) cut to the longest context window centred on the pair when it
+    is longer than the model's maximum length, and that window (None when it fits);
+    ``window=False``: the length error."""
+    plan, lo, hi = windows_for(model, ids, [[a], [b]], window)
+    if len(plan) > 1:
+        raise InputError(f"positions {a} and {b} are too far apart for one context window of "
+                         f"the model's maximum length ({model.max_length})")
+    w = plan[0]
+    cut = (w.left, w.right) if len(ids) > model.max_length else None
+    return w.ids(ids, lo, hi), a - w.left + lo, b - w.left + lo, cut
+
+
+def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
+                      joint_size: int = 50, gold: list[tuple[int, int] | None] | None = None,
+                      allow_special: bool = False, batch_size: int = 128,
+                      logits: bool | None = None, window: bool = True) -> list[PairTables]:
+    """:func:`pair_tables` for many (input_ids, a, b) items, batching the forward passes across
+    items: one pass over every both-masked input, then one pass per conditioning token
+    (|A| + |B| rows per item), all in chunks of ``batch_size`` rows.
+
+    ``gold[k]`` = (gold token at a, gold token at b) for item k (added to the candidate sets), or
+    None. ``logits``: fetch raw logits for MRF-L (default: when the adapter has ``logits``).
+    An input longer than the model's maximum length is read in the longest context window
+    centred on its pair (``PairTables.window``; a :class:`~infill.api.LongInputWarning` says
+    so); ``window=False`` makes it an error.
+    """
+    if joint_size < 1:
+        raise ConfigError(f"joint size must be >= 1, got {joint_size}")
+    if batch_size < 1:
+        raise ConfigError(f"batch size must be >= 1, got {batch_size}")
+    want_logits = model.supports_logits if logits is None else bool(logits)
+    if want_logits and not model.supports_logits:
+        raise ConfigError("this model adapter has no logits() method, so MRF-L is unavailable")
+    golds = gold if gold is not None else [None] * len(items)
+    if len(golds) != len(items):
+        raise InputError("give one gold pair (or None) per item")
+    allowed = model.allowed_mask(allow_special)
+    given = items
+    items, cuts = [], []
+    for ids, a, b in given:
+        ids = [int(t) for t in ids]
+        if a == b or not (0 <= a < len(ids) and 0 <= b < len(ids)):
+            raise InputError(f"positions ({a}, {b}) must be two different positions of the input "
+                             f"(length {len(ids)})")
+        *item, cut = _windowed(model, ids, a, b, window)
+        items.append(tuple(item))
+        cuts.append(cut)
+    long = sum(c is not None for c in cuts)
+    if long:
+        from infill.api import LongInputWarning
+        warnings.warn(f"{long} input(s) longer than the model's maximum length "
+                      f"({model.max_length} tokens): read in the longest context window centred "
+                      "on the pair", LongInputWarning, stacklevel=2)
+    # -- phase 1: marginals with both positions masked (one row per item) ----------------------
+    rows, pos = [], []
+    for ids, a, b in items:
+        x = list(ids)
+        x[a] = x[b] = model.mask_id
+        rows.append(x)
+        pos.append([a, b])
+    marg, _ = _forward(model, rows, pos, batch_size, False)         # [N, 2, V]
+    # -- candidates and phase 2: one row per conditioning token ---------------------------------
+    cands, rows, pos = [], [], []
+    for k, (ids, a, b) in enumerate(items):
+        g = golds[k]
+        ca = _candidates(marg[k, 0], allowed, joint_size, None if g is None else int(g[0]))
+        cb = _candidates(marg[k, 1], allowed, joint_size, None if g is None else int(g[1]))
+        cands.append((ca, cb))
+        base = [int(t) for t in ids]
+        for w in cb.tolist():            # q_{a|b}(. | w_b = w): mask a, put w at b
+            x = list(base)
+            x[a], x[b] = model.mask_id, w
+            rows.append(x)
+            pos.append([a])
+        for w in ca.tolist():            # q_{b|a}(. | w_a = w): mask b, put w at a
+            x = list(base)
+            x[a], x[b] = w, model.mask_id
+            rows.append(x)
+            pos.append([b])
+    cond, cond_logits = _forward(model, rows, pos, batch_size, want_logits)
+    cond = cond[:, 0]
+    cond_logits = None if cond_logits is None else cond_logits[:, 0]
+    out, r = [], 0
+    for k, (ids, a, b) in enumerate(items):
+        ca, cb = cands[k]
+        na, nb = len(ca), len(cb)
+        qa_rows = cond[r:r + nb][:, ca]                      # [|B|, |A|]: row j = q_a(. | B_j)
+        qb_rows = cond[r + nb:r + nb + na][:, cb]            # [|A|, |B|]: row i = q_b(. | A_i)
+        la_b, lb_a = normalize_columns(qa_rows.T.contiguous()), normalize_rows(qb_rows)
+        lga = lgb = None
+        if cond_logits is not None:
+            lga = cond_logits[r:r + nb][:, ca].T.contiguous()
+            lgb = cond_logits[r + nb:r + nb + na][:, cb]
+        r += na + nb
+        lqa, lqb = marg[k, 0][ca], marg[k, 1][cb]
+        g = golds[k]
+        gi = None
+        if g is not None:
+            gi = (int((ca == int(g[0])).nonzero()[0]), int((cb == int(g[1])).nonzero()[0]))
+        a, b = given[k][1], given[k][2]      # report the positions of the caller's input
+        out.append(PairTables(a, b, ca, cb, lqa - torch.logsumexp(lqa, 0),
+                              lqb - torch.logsumexp(lqb, 0), la_b, lb_a, lga, lgb, gi, cuts[k]))
+    return out
+
+
+def pair_tables(model: MaskedLM, input_ids: list[int] | torch.Tensor, a: int, b: int,
+                joint_size: int = 50, gold: tuple[int, int] | None = None,
+                allow_special: bool = False, batch_size: int = 128,
+                logits: bool | None = None, window: bool = True) -> PairTables:
+    """Unary-conditional tables for positions a, b of one input (the tokens at a and b are
+    ignored: the marginals mask both, each conditional masks one and fills the other with a
+    candidate). See :class:`PairTables` and :func:`pair_tables_batch` (``window``: read an
+    input longer than the model's maximum length in a context window, else refuse it)."""
+    ids = input_ids.tolist() if isinstance(input_ids, torch.Tensor) else list(input_ids)
+    return pair_tables_batch(model, [(ids, a, b)], joint_size, None if gold is None else [gold],
+                             allow_special, batch_size, logits, window)[0]

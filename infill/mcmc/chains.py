@@ -1,0 +1,444 @@
+"""Metropolis–Hastings chains over the gap positions of one input (SPEC §3).
+
+:func:`mh` runs ``chains`` chains as one batch (one forward call per step serves every chain):
+a sweep (epoch) visits the gap positions left-to-right or in a random order, in blocks
+(:func:`~infill.mcmc.kernel.block_sizes`), each step a proposal + acceptance
+(:mod:`infill.mcmc.kernel`) on the energy of :mod:`infill.mcmc.energy`; the target temperature
+follows :func:`~infill.mcmc.kernel.temperatures` (annealing = mode seeking). The degenerate Gibbs
+baseline (``gibbs=True``) always accepts. :func:`sample` is the same at text level.
+
+Options live in one validated :class:`MHOptions`; the run's state (chain states, energies,
+visit counts, the best state) in :class:`Chains`, advanced one step at a time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from infill.config import DecodeConfig, check_seed
+from infill.decoding.proposals import check_top_p
+from infill.decoding.windows import windows_for
+from infill.errors import ConfigError, InputError
+from infill.mcmc.energy import ENERGIES, score_function, energy_terms, scored_positions
+from infill.mcmc.kernel import block_sizes, log_acceptance, propose, temperatures
+from infill.models.base import MaskedLM
+
+__all__ = ["BLOCK_SCHEDULES", "INITS", "ORDERS", "ChainResult", "Chains", "MHOptions", "SampleResult", "Visit", "mh", "sample"]
+
+ORDERS = ("left-to-right", "random")
+"""Visiting orders of the gap positions within a sweep."""
+BLOCK_SCHEDULES = ("anneal", "fixed")
+"""anneal: the block size falls linearly from ``block`` to 1 over the epochs; fixed: constant."""
+INITS = ("greedy", "random")
+"""Named warm starts of the chains (token tuples are accepted too)."""
+"""Orders in which a sweep visits the gap positions."""
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Visit:
+    """One distinct state the chains visited (a "sample" of the chain).
+
+    ``tokens``: ids at the gap positions (position order); ``energy``: E(x) (untempered);
+    ``count``: how many (chain, step) pairs after burn-in sat in this state; ``text``/``fills``:
+    the rendered completion (text-level API only).
+    """
+
+    tokens: tuple[int, ...]
+    energy: float
+    count: int
+    text: str | None = None
+    fills: list[str] | None = None
+    spans: list[tuple[int, int]] | None = None
+
+
+@dataclass
+class ChainResult:
+    """What :func:`mh` returns.
+
+    ``samples``      -- distinct visited states, most visited first (ties: lower energy first)
+    ``best``         -- the lowest-energy state ever visited (mode seeking), burn-in included
+    ``final``        -- each chain's last state
+    ``energy_trace`` -- [epochs + 1, chains] float64: each chain's energy at the start and
+                        after every epoch
+    ``temperatures`` / ``block_sizes`` -- the schedule actually used, one entry per epoch
+    ``proposals`` / ``accepted`` / ``novel`` -- counts over all chains and steps; a proposal is
+                        *novel* when it is accepted and differs from the current state
+    """
+
+    positions: list[int]
+    samples: list[Visit]
+    best: Visit
+    final: list[tuple[int, ...]]
+    energy_trace: torch.Tensor
+    temperatures: list[float]
+    block_sizes: list[int]
+    proposals: int
+    accepted: int
+    novel: int
+    steps: int
+    forward_rows: int = 0
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.proposals if self.proposals else float("nan")
+
+    @property
+    def novel_rate(self) -> float:
+        return self.novel / self.proposals if self.proposals else float("nan")
+
+    def distribution(self) -> dict[tuple[int, ...], float]:
+        """Empirical distribution of the visited states (visit frequencies)."""
+        total = sum(s.count for s in self.samples)
+        return {s.tokens: s.count / total for s in self.samples} if total else {}
+
+
+@dataclass
+class SampleResult(ChainResult):
+    """:func:`sample`'s result: a :class:`ChainResult` whose samples carry text and fills.
+    ``windows``: the context window the chains ran in when the text was longer than the
+    model's maximum length (one ``{start, end, gaps}``: model-token positions of the kept body
+    and the indices of the gaps sampled in it, as :attr:`infill.FillResult.windows`), else empty.
+    """
+
+    text: str = ""
+    settings: dict = field(default_factory=dict)
+    windows: list[dict] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MHOptions:
+    """Every option of :func:`mh`, validated at construction.
+
+    energy               -- "local" (E_local) or "raw" (E_raw, needs the model's logits)
+    proposal_temperature -- temper the masked-conditional proposal (its exact r enters the ratio)
+    top_p                -- nucleus-truncate the proposal (None: no truncation)
+    block, block_schedule -- positions proposed together; "anneal" lowers the block size
+                            linearly to 1 over the epochs, "fixed" keeps it
+    target_temperature   -- tau at epoch 0; ``anneal`` lowers it by that much per epoch, down to
+                            ``min_temperature``
+    epochs, chains       -- sweeps over the gap positions; chains run as one batch
+    order                -- "left-to-right" or "random" visiting order within a sweep
+    burn_in              -- epochs not counted in the visit counts
+    init                 -- warm start: "greedy", "random", a token tuple, or a list of tuples /
+                            hypotheses with ``.tokens`` (cycled over the chains)
+    gibbs                -- the degenerate Gibbs baseline: always accept
+    """
+
+    energy: str = "local"
+    proposal_temperature: float = 1.0
+    top_p: float | None = None
+    block: int = 1
+    block_schedule: str = "anneal"
+    target_temperature: float = 1.0
+    anneal: float = 0.0
+    min_temperature: float = 0.01
+    epochs: int = 10
+    chains: int = 4
+    order: str = "left-to-right"
+    burn_in: int = 0
+    init: object = "greedy"
+    gibbs: bool = False
+    allow_special: bool = False
+    seed: int = 0
+    max_rows: int = 256
+
+    def __post_init__(self):
+        def positive(x, what):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
+                    or x <= 0:
+                raise ConfigError(f"{what} must be a finite number > 0, got {x!r}")
+
+        def count(x, what, low=1):
+            if isinstance(x, bool) or not isinstance(x, int) or x < low:
+                raise ConfigError(f"{what} must be an integer >= {low}, got {x!r}")
+
+        if self.energy not in ENERGIES:
+            raise ConfigError(f"unknown energy {self.energy!r}; choose one of {', '.join(ENERGIES)}")
+        positive(self.proposal_temperature, "the proposal temperature")
+        if self.top_p is not None:
+            check_top_p(self.top_p, "top_p")
+        count(self.block, "the block size")
+        if self.block_schedule not in BLOCK_SCHEDULES:
+            raise ConfigError(f"block_schedule must be one of {', '.join(BLOCK_SCHEDULES)}")
+        positive(self.target_temperature, "the target temperature")
+        positive(self.min_temperature, "the minimum target temperature")
+        if isinstance(self.anneal, bool) or not isinstance(self.anneal, (int, float)) \
+                or not math.isfinite(self.anneal) or self.anneal < 0:
+            raise ConfigError("anneal must be a finite number >= 0 (temperature decrease per epoch)")
+        count(self.epochs, "epochs")
+        count(self.chains, "chains")
+        count(self.max_rows, "max_rows")
+        if self.order not in ORDERS:
+            raise ConfigError(f"unknown order {self.order!r}; choose one of {', '.join(ORDERS)}")
+        if isinstance(self.burn_in, bool) or not isinstance(self.burn_in, int) \
+                or not 0 <= self.burn_in < self.epochs:
+            raise ConfigError("burn_in must be in [0, epochs)")
+        check_seed(self.seed)
+
+    @classmethod
+    def from_options(cls, options: "MHOptions | None" = None, **kw) -> "MHOptions":
+        """``options`` with keywords applied; ``temperature=`` (the target temperature's old
+        name) is accepted with a DeprecationWarning."""
+        if "temperature" in kw:
+            warnings.warn("the MH option 'temperature' is now 'target_temperature' "
+                          "(--target-temperature)", DeprecationWarning, stacklevel=3)
+            kw["target_temperature"] = kw.pop("temperature")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(kw) - names)
+        if unknown:
+            raise ConfigError(f"unknown MH option(s) {', '.join(unknown)}")
+        base = options if options is not None else cls()
+        return dataclasses.replace(base, **kw) if kw else base
+
+
+# ---------------------------------------------------------------------------------------------
+# initial states
+# ---------------------------------------------------------------------------------------------
+def _greedy(model: MaskedLM, ids: list[int], allow_special: bool) -> tuple[int, ...]:
+    """Left-to-right greedy fill: beam size 1 with the standard scorer (the beam engine)."""
+    from infill.decoding.engine import beam_search
+    hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
+                                                  beam_size=1, allow_special=allow_special))[0]
+    return tuple(int(t) for t in hyps[0].tokens)
+
+
+def _initial_states(model, ids, positions, allowed, allow_special, init, chains,
+                    gen) -> torch.Tensor:
+    """[chains, n] initial gap tokens: 'greedy', 'random', one token tuple, a list of tuples,
+    or hypotheses with ``.tokens`` (e.g. a beam result; cycled over the chains)."""
+    n = len(positions)
+    if isinstance(init, str):
+        if init == "greedy":
+            start = list(ids)
+            for p in positions:
+                start[p] = model.mask_id
+            return torch.tensor(_greedy(model, start, allow_special)).repeat(chains, 1)
+        if init == "random":
+            choices = allowed.nonzero()[:, 0]
+            pick = torch.randint(len(choices), (chains, n), generator=gen)
+            return choices[pick]
+        raise ConfigError(f"unknown init {init!r}; use 'greedy', 'random' or token ids")
+    items = list(init.tolist() if isinstance(init, torch.Tensor) else init)
+    if items and isinstance(items[0], numbers.Integral):
+        items = [items]                                   # one state for every chain
+    states = [tuple(int(t) for t in (getattr(it, "tokens", it))) for it in items]
+    if not states or any(len(s) != n for s in states):
+        raise InputError(f"every initial state must hold exactly {n} tokens (one per gap position)")
+    if any(not 0 <= t < model.vocab_size for s in states for t in s):
+        raise InputError("an initial token id is outside the model's vocabulary")
+    return torch.tensor([states[c % len(states)] for c in range(chains)], dtype=torch.long)
+
+
+# ---------------------------------------------------------------------------------------------
+# the chains
+# ---------------------------------------------------------------------------------------------
+class Chains:
+    """The state of a run: ``x`` [chains, T] current sequences, ``e`` their energies, visit
+    counts and energies of every distinct state, the lowest-energy state seen, and the counters.
+    :meth:`step` is one proposal + acceptance for every chain."""
+
+    def __init__(self, model: MaskedLM, ids: list[int], positions: list[int], opts: MHOptions):
+        self.model, self.opts = model, opts
+        self.n = len(positions)
+        self.gen = torch.Generator().manual_seed(int(opts.seed))
+        self.allowed = model.allowed_mask(opts.allow_special).cpu()
+        if not self.allowed.any():
+            raise ConfigError("no token may be placed in a gap")
+        self.ids = ids
+        self.pos_t = torch.tensor(positions, dtype=torch.long)
+        x = torch.tensor(ids, dtype=torch.long).repeat(opts.chains, 1)
+        x[:, self.pos_t] = _initial_states(model, ids, positions, self.allowed, opts.allow_special,
+                                           opts.init, opts.chains, self.gen)
+        self.scored_row = torch.zeros(len(ids), dtype=torch.bool)
+        context = x[0].clone()
+        context[self.pos_t] = self.allowed.nonzero()[0, 0]   # any ordinary token: find specials
+        self.scored_row[scored_positions(model, context.tolist())] = True
+        self.scored_row[self.pos_t] = True
+        self.rows_used = 0
+        self.counts: dict[tuple[int, ...], int] = {}
+        self.known_e: dict[tuple[int, ...], float] = {}
+        self.best_state: tuple[int, ...] | None = None
+        self.best_e = float("inf")
+        self.proposals = self.accepted = self.novel = self.steps = 0
+        self.x = x
+        self.e = self.energies(x)
+        self.remember(self.e, count=False)
+
+    def energies(self, states: torch.Tensor) -> torch.Tensor:
+        """E of each row of ``states``; chains in the same state share one evaluation."""
+        if states.shape[0] == 0:
+            return torch.zeros(0, dtype=torch.float64)
+        uniq, inverse = torch.unique(states, dim=0, return_inverse=True)
+        self.rows_used += int(self.scored_row.sum()) * uniq.shape[0]
+        sc = self.scored_row.repeat(uniq.shape[0], 1)
+        return energy_terms(self.model, uniq, torch.ones_like(sc), sc, self.opts.energy,
+                            self.opts.max_rows).sum(-1)[inverse]
+
+    def remember(self, es: torch.Tensor | None, count: bool) -> None:
+        """Record the chains' current states: visit counts (``count``) and energies (``es``)."""
+        uniq, inverse, n_of = torch.unique(self.x[:, self.pos_t], dim=0, return_inverse=True,
+                                           return_counts=True)
+        first = torch.full((len(uniq),), len(inverse), dtype=torch.long)
+        first = first.scatter_reduce(0, inverse, torch.arange(len(inverse)), "amin")
+        for u, key in enumerate(map(tuple, uniq.tolist())):
+            if count:
+                self.counts[key] = self.counts.get(key, 0) + int(n_of[u])
+            if es is not None:
+                ek = float(es[first[u]])
+                self.known_e[key] = ek
+                if ek < self.best_e:
+                    self.best_e, self.best_state = ek, key
+
+    def step(self, block_pos: torch.Tensor, tau: float, count: bool) -> None:
+        """Propose at ``block_pos`` in every chain and accept or reject (MH, or always: Gibbs)."""
+        o = self.opts
+        prop, fwd, rev, changed = propose(self.model, self.x, block_pos, self.allowed,
+                                          o.proposal_temperature, o.top_p, self.gen)
+        self.rows_used += o.chains
+        u = torch.rand(o.chains, generator=self.gen, dtype=torch.float64)
+        if o.gibbs:
+            acc = torch.ones(o.chains, dtype=torch.bool)
+        else:
+            e_prop = self.e.clone()
+            e_prop[changed] = self.energies(prop[changed])
+            acc = torch.log(u) < log_acceptance(self.e, e_prop, fwd, rev, tau)
+            self.e = torch.where(acc, e_prop, self.e)
+        self.x = torch.where(acc[:, None], prop, self.x)
+        self.proposals += o.chains
+        self.accepted += int(acc.sum())
+        self.novel += int((acc & changed).sum())
+        self.steps += 1
+        self.remember(None if o.gibbs else self.e, count=count)
+
+    def end_epoch(self) -> torch.Tensor:
+        """The chains' energies after an epoch (computed now for Gibbs, which does not track them)."""
+        if self.opts.gibbs:
+            e = self.energies(self.x)
+            self.remember(e, count=False)
+            return e
+        return self.e.clone()
+
+    def finish_gibbs(self) -> None:
+        """Gibbs never needed the energy of every visited state: compute the missing ones."""
+        missing = [k for k in self.counts if k not in self.known_e]
+        if missing:
+            states = torch.tensor(self.ids, dtype=torch.long).repeat(len(missing), 1)
+            states[:, self.pos_t] = torch.tensor(missing, dtype=torch.long)
+            for k, v in zip(missing, self.energies(states).tolist()):
+                self.known_e[k] = v
+        for k, v in self.known_e.items():
+            if v < self.best_e:
+                self.best_e, self.best_state = v, k
+
+
+@torch.inference_mode()
+def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
+       options: MHOptions | None = None, **kw) -> ChainResult:
+    """Run MH chains (or the degenerate Gibbs chain) over the gap positions of one sequence.
+
+    ``input_ids``: one sequence; the gap positions are ``positions`` or, by default, those
+    holding ``model.mask_id``. Only they move; everything else is fixed context. Options: an
+    :class:`MHOptions` and/or its fields as keywords. Epoch e runs at target temperature
+    ``max(min_temperature, target_temperature - anneal * e)``; visits are counted after every
+    step of epochs ``>= burn_in``. Deterministic under ``seed``.
+    """
+    o = MHOptions.from_options(options, **kw)
+    if not o.gibbs:
+        score_function(model, o.energy)
+    try:
+        ids = (input_ids.tolist() if isinstance(input_ids, torch.Tensor) else
+               [int(i) for i in input_ids])
+    except (TypeError, ValueError):
+        raise InputError("input_ids must be a sequence of token ids") from None
+    if any(not 0 <= t < model.n_input_ids for t in ids):
+        raise InputError(f"a token id is outside the model's input vocabulary [0, {model.n_input_ids})")
+    if positions is None:
+        positions = [t for t, i in enumerate(ids) if i == model.mask_id]
+    positions = sorted(int(p) for p in positions)
+    if not positions:
+        raise InputError("no gap: nothing to sample (no mask in the input)")
+    if len(set(positions)) != len(positions) or not 0 <= positions[0] <= positions[-1] < len(ids):
+        raise InputError("gap positions must be distinct and inside the sequence")
+    model.check_length(len(ids))
+    run = Chains(model, ids, positions, o)
+    trace = [run.e.clone()]
+    temps = temperatures(o.target_temperature, o.anneal, o.min_temperature, o.epochs)
+    blocks = block_sizes(o.block, run.n, o.epochs, o.block_schedule)
+    for epoch in range(o.epochs):
+        visit = run.pos_t[torch.randperm(run.n, generator=run.gen)] if o.order == "random" \
+            else run.pos_t
+        for start in range(0, run.n, blocks[epoch]):
+            run.step(visit[start: start + blocks[epoch]], temps[epoch], count=epoch >= o.burn_in)
+        trace.append(run.end_epoch())
+    if o.gibbs:
+        run.finish_gibbs()
+    samples = sorted((Visit(k, run.known_e[k], c) for k, c in run.counts.items()),
+                     key=lambda s: (-s.count, s.energy, s.tokens))
+    return ChainResult(
+        positions=positions, samples=samples,
+        best=Visit(run.best_state, run.best_e, run.counts.get(run.best_state, 0)),
+        final=[tuple(s) for s in run.x[:, run.pos_t].tolist()],
+        energy_trace=torch.stack(trace), temperatures=temps, block_sizes=blocks,
+        proposals=run.proposals, accepted=run.accepted, novel=run.novel, steps=run.steps,
+        forward_rows=run.rows_used)
+
+
+# ---------------------------------------------------------------------------------------------
+# text-level API
+# ---------------------------------------------------------------------------------------------
+def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
+           options: MHOptions | None = None, window: bool = True, **kw):
+    """Sample completions of ``text`` (each ``marker`` -> ``gap`` masked tokens) by MH.
+
+    Returns a :class:`SampleResult` for one text (a list of them for a list of texts) whose
+    ``samples`` carry ``.text``, ``.fills``, ``.tokens``, ``.energy`` and visit ``.count``, most
+    visited first; ``.best`` is the lowest-energy completion seen. Options as in :func:`mh`.
+    A text longer than the model's maximum length is sampled in the context window centred on
+    its gaps (the energy is that of the windowed sequence; ``.windows`` records it and a
+    :class:`~infill.api.LongInputWarning` says so); ``window=False`` makes it an error.
+    """
+    o = MHOptions.from_options(options, **kw)
+    if isinstance(text, (list, tuple)):
+        return [sample(model, t, gap, marker, o, window) for t in text]
+    enc = model.encode(text, gap, marker)
+    plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
+    if len(plan) > 1:
+        raise InputError(f"the gaps are too far apart to sample them jointly in one context "
+                         f"window of the model's maximum length ({model.max_length}); sample "
+                         "them one at a time")
+    w = plan[0]
+    res = mh(model, w.ids(enc.input_ids, lo, hi), [p - w.left + lo for p in enc.positions], o)
+
+    def rendered(s: Visit) -> Visit:
+        r = model.render(enc, enc.split(s.tokens))
+        return Visit(s.tokens, s.energy, s.count, r.text, r.fills, r.spans)
+
+    windows = []
+    if len(enc.input_ids) > model.max_length:
+        from infill.api import LongInputWarning
+        windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}]
+        warnings.warn(f"input longer than the model's maximum length ({model.max_length} "
+                      "tokens): sampled in the longest context window centred on the gaps",
+                      LongInputWarning, stacklevel=2)
+    settings = dict(gap=gap, **{k: v for k, v in dataclasses.asdict(o).items()
+                                if k not in ("init", "max_rows")})
+    if isinstance(o.init, str):
+        settings["init"] = o.init
+    return SampleResult(
+        positions=res.positions, samples=[rendered(s) for s in res.samples],
+        best=rendered(res.best), final=res.final, energy_trace=res.energy_trace,
+        temperatures=res.temperatures, block_sizes=res.block_sizes, proposals=res.proposals,
+        accepted=res.accepted, novel=res.novel, steps=res.steps, forward_rows=res.forward_rows,
+        text=text, settings=settings, windows=windows)

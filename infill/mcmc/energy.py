@@ -1,0 +1,233 @@
+"""Energies a masked LM defines (SPEC §3), for sequences and for ranking completions.
+
+- ``E_raw(x)   = -sum_t f_t(x_t; x with t masked)``, f the unnormalized logit;
+- ``E_local(x) = -sum_t log q_t(x_t | x with t masked)`` (the pseudo-log-likelihood).
+
+The sum runs over every scored position t of the sequence (:func:`scored_positions`). Each costs
+T forward rows (the T one-position-masked copies), batched into as few calls as ``max_rows``
+allows. For infilling the context is fixed but its terms still depend on the gap tokens, so E
+sums over *all* scored positions, context included, as the SPEC says.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from infill.decoding.windows import body_bounds, truncate
+from infill.errors import ConfigError, InfillError, InputError
+from infill.models.base import MaskedLM, pad_batch
+
+__all__ = ["ENERGIES", "Scored", "energy", "energy_terms", "rescore", "rescore_each",
+           "scored_positions", "sliding_window"]
+
+ENERGIES = ("local", "raw")
+
+
+def scored_positions(model: MaskedLM, ids: Sequence[int]) -> list[int]:
+    """Positions t that E sums over: every position holding an ordinary output token.
+
+    Structural specials (cls/bos, sep/eos, pad) and any other id in ``model.special_ids`` are
+    skipped; a sequence still holding ``model.mask_id`` cannot be scored (InputError).
+    """
+    if any(int(i) == model.mask_id for i in ids):
+        raise InputError("cannot compute the energy of a sequence that still holds a mask")
+    special = model.special_ids
+    return [t for t, i in enumerate(ids) if int(i) < model.vocab_size and int(i) not in special]
+
+
+def score_function(model: MaskedLM, kind: str):
+    """The adapter call an energy reads: ``log_probs`` (E_local) or raw ``logits`` (E_raw)."""
+    if kind == "local":
+        return model.log_probs
+    if kind == "raw":
+        if not model.supports_logits:
+            raise ConfigError(
+                f"energy 'raw' needs the model's unnormalized logits, and the adapter for "
+                f"{getattr(model, 'name', type(model).__name__)!r} has no logits() method; "
+                "use energy 'local'")
+        return model.logits
+    raise ConfigError(f"unknown energy {kind!r}; choose one of {', '.join(ENERGIES)}")
+
+
+def _as_batch(model: MaskedLM, input_ids) -> tuple[torch.Tensor, torch.Tensor]:
+    """One sequence or several (possibly of different lengths) -> padded [N, T] ids + mask."""
+    if isinstance(input_ids, torch.Tensor):
+        seqs = [input_ids.tolist()] if input_ids.dim() == 1 else input_ids.tolist()
+    else:
+        seqs = list(input_ids)
+        if seqs and not isinstance(seqs[0], (list, tuple, torch.Tensor)):
+            seqs = [seqs]
+        seqs = [s.tolist() if isinstance(s, torch.Tensor) else list(s) for s in seqs]
+    if not seqs or any(len(s) == 0 for s in seqs):
+        raise InputError("nothing to score: empty sequence")
+    return pad_batch(seqs, model.pad_id)
+
+
+def _body(model: MaskedLM, seq: list[int]) -> tuple[int, int]:
+    """(lo, hi): the sequence without its leading / trailing structural specials."""
+    structural = {x for x in seq if x >= model.vocab_size or x in model.special_ids}
+    return body_bounds(seq, structural)
+
+
+def sliding_window(model: MaskedLM, ids: Sequence[int]) -> list[dict]:
+    """How a sequence longer than the model's maximum length is scored: ``[{start, end, width,
+    positions}]``, each of the ``positions`` scored tokens of the body [start, end) (model-token
+    positions, specials excluded) in the ``width`` body tokens centred on it; [] when it fits."""
+    ids = [int(x) for x in ids]
+    if len(ids) <= model.max_length:
+        return []
+    lo, hi = _body(model, ids)
+    return [{"start": lo, "end": hi, "width": model.max_length - lo - (len(ids) - hi),
+             "positions": len(scored_positions(model, ids))}]
+
+
+def _warn_long(model: MaskedLM, n: int) -> None:
+    from infill.api import LongInputWarning
+    warnings.warn(f"{n} text(s) longer than the model's maximum length ({model.max_length} "
+                  "tokens): each position scored in the longest context window centred on it",
+                  LongInputWarning, stacklevel=3)
+
+
+def _windowed_rows(model: MaskedLM, ids: torch.Tensor, attn: torch.Tensor, r: torch.Tensor,
+                   t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For rows longer than the model's maximum: each job (r, t) sees the longest context
+    window centred on t (specials kept); returns (ids, attention, position of t) per job."""
+    rows, where = [], []
+    for rr, tt in zip(r.tolist(), t.tolist()):
+        seq = ids[rr, attn[rr]].tolist()
+        if len(seq) <= model.max_length:
+            rows.append(seq)
+            where.append(tt)
+            continue
+        lo, hi = _body(model, seq)
+        win, pos = truncate(seq, tt, 1, lo, hi, model.max_length)
+        rows.append(win)
+        where.append(pos)
+    padded, mask = pad_batch(rows, model.pad_id)
+    return padded, mask, torch.tensor(where, dtype=torch.long)
+
+
+@torch.inference_mode()
+def energy_terms(model: MaskedLM, ids: torch.Tensor, attn: torch.Tensor, scored: torch.Tensor,
+                 kind: str, max_rows: int) -> torch.Tensor:
+    """Per-position terms -f_t(x_t; x_{-t}) as [N, T] float64 (0 where not scored). Rows longer
+    than the model's maximum length score each position in a context window centred on it."""
+    fn = score_function(model, kind)
+    jobs = scored.nonzero(as_tuple=False)                      # [J, 2]: (row, t)
+    terms = torch.zeros(ids.shape, dtype=torch.float64)
+    long_rows = bool((attn.sum(1) > model.max_length).any())
+    for start in range(0, jobs.shape[0], max_rows):
+        job = jobs[start: start + max_rows]
+        r, t = job[:, 0], job[:, 1]
+        if long_rows:
+            rows, mask, at = _windowed_rows(model, ids, attn, r, t)
+        else:
+            rows, mask, at = ids[r].clone(), attn[r], t
+        k = torch.arange(len(r))
+        gold = rows[k, at].clone()
+        rows[k, at] = model.mask_id
+        out = fn(rows.to(model.device), mask.to(model.device), at[:, None].to(model.device))
+        vals = out[:, 0, :].gather(-1, gold[:, None].to(out.device))[:, 0]
+        terms[r, t] = -vals.detach().to("cpu", torch.float64)
+    if not torch.isfinite(terms).all():
+        raise InputError("the model gave a non-finite score to a token of the sequence")
+    return terms
+
+
+def energy(model: MaskedLM, input_ids, kind: str = "local",
+           positions: Sequence[int] | None = None, max_rows: int = 256) -> torch.Tensor:
+    """E_local or E_raw of one or several sequences (SPEC §3) -> float64 tensor [N].
+
+    ``input_ids``: one sequence (list / 1-D tensor) or several (a list of them, or a 2-D tensor).
+    ``positions``: the positions t to sum over (shared by all rows); default every scored
+    position of each row (:func:`scored_positions`). ``max_rows`` bounds the rows per forward call.
+    """
+    score_function(model, kind)
+    if max_rows < 1:
+        raise ConfigError("max_rows must be at least 1")
+    ids, attn = _as_batch(model, input_ids)
+    scored = torch.zeros(ids.shape, dtype=torch.bool)
+    for r in range(ids.shape[0]):
+        row = ids[r, attn[r]].tolist()
+        pos = scored_positions(model, row) if positions is None else list(positions)
+        if any(not 0 <= p < len(row) for p in pos):
+            raise InputError(f"position out of range for a sequence of length {len(row)}")
+        if positions is not None and any(row[p] == model.mask_id for p in pos):
+            raise InputError("cannot compute the energy of a sequence that still holds a mask")
+        scored[r, pos] = True
+    return energy_terms(model, ids, attn, scored, kind, max_rows).sum(-1)
+
+
+@dataclass
+class Scored:
+    """:func:`rescore_each`'s result for one text: its ``energy`` over ``tokens`` scored
+    positions, or ``error``; ``windows``: how it was scored when it was longer than the model's
+    maximum length (:func:`sliding_window`), else empty."""
+
+    energy: float = float("nan")
+    tokens: int = 0
+    error: str | None = None
+    windows: list[dict] = field(default_factory=list)
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the text was scored in context windows."""
+        return bool(self.windows)
+
+
+def rescore(model: MaskedLM, texts_or_ids, kind: str = "local", max_rows: int = 256,
+            window: bool = True) -> list[float]:
+    """Energies of complete texts (tokenized with the model's specials) or id sequences, in
+    input order. Lower is better; sort by it to rank completions (e.g. a beam). A sequence
+    longer than the model's maximum length scores each position in a context window centred on
+    it (a :class:`~infill.api.LongInputWarning` says so; ``window=False``: the length error). A
+    text with nothing to score raises InputError."""
+    items = [texts_or_ids] if isinstance(texts_or_ids, str) else list(texts_or_ids)
+    if not items:
+        return []
+    if isinstance(items[0], int):
+        items = [items]
+    seqs = [model.tokenize(it) if isinstance(it, str) else list(it) for it in items]
+    for s in seqs:
+        if not window:
+            model.check_length(len(s))
+        if not scored_positions(model, s):
+            raise InputError("nothing to score: the text has no ordinary token")
+    long = sum(len(s) > model.max_length for s in seqs)
+    if long:
+        _warn_long(model, long)
+    return energy(model, seqs, kind, max_rows=max_rows).tolist()
+
+
+def rescore_each(model: MaskedLM, texts: Sequence[str], kind: str = "local",
+                 max_rows: int = 256, window: bool = True) -> list[Scored]:
+    """:func:`rescore` for many texts, one :class:`Scored` each (errors reported per text,
+    the others scored together; ``window=False``: a text longer than the model's maximum length
+    gets the length error)."""
+    score_function(model, kind)
+    out = [Scored() for _ in texts]
+    ok, seqs = [], []
+    for i, text in enumerate(texts):
+        try:
+            ids = model.tokenize(text)
+            if not window:
+                model.check_length(len(ids))
+            n = len(scored_positions(model, ids))
+            if n == 0:
+                raise InputError("nothing to score: the text has no ordinary token")
+        except InfillError as e:
+            out[i].error = str(e).splitlines()[0] if str(e) else type(e).__name__
+            continue
+        out[i].tokens, out[i].windows = n, sliding_window(model, ids)
+        ok.append(i)
+        seqs.append(ids)
+    long = sum(bool(out[i].windows) for i in ok)
+    if long:
+        _warn_long(model, long)
+    if seqs:
+        for i, e in zip(ok, energy(model, seqs, kind, max_rows=max_rows).tolist()):
+            out[i].energy = e
+    return out

@@ -1,0 +1,39 @@
+"""Models that load by name: the builtins shipped in the package, and the pretrained models infill
+knows how to fetch and convert (antibody language models)."""
+from __future__ import annotations
+
+from infill.errors import ModelLoadError
+from infill.data.builtins import BUILTINS, builtin_path, disk_size
+
+
+def list_models() -> list[dict]:
+    """One row per named model: name, family, description, status and bytes on disk."""
+    rows = []
+    for key, entry in BUILTINS.items():
+        try:
+            size, status = disk_size(builtin_path(key)), "ready"
+        except ModelLoadError:
+            size, status = None, "missing"
+        rows.append({"name": f"builtin:{key}", "family": entry.family, "status": status,
+                     "bytes": size, "description": entry.description})
+    from infill.models.antibody import ANTIBODY_MODELS, cache_dir, converted_path
+    for spec in ANTIBODY_MODELS.values():
+        folder = converted_path(spec.name)
+        size = disk_size(folder) if folder is not None else None
+        status = "ready" if size is not None else (
+            "converted on first use" if spec.installed else "infill models download " + spec.name)
+        rows.append({"name": spec.name, "family": "antibody", "status": status, "bytes": size,
+                     "description": f"{spec.description}; {spec.license}; from "
+                                    f"{spec.requirement}" + ("" if size is None else
+                                                             f"; cached in {cache_dir()}")})
+    return rows
+
+
+def prepare(name: str):
+    """Fetch/convert a downloadable model into the cache; returns where it is."""
+    from infill.models import antibody
+    if antibody.is_antibody_name(name):
+        return antibody.convert(name)
+    if name.startswith("builtin:") or name in BUILTINS:
+        return builtin_path(name)
+    raise ModelLoadError(f"unknown model {name!r}; `infill models` lists the named models")

@@ -1,0 +1,158 @@
+"""The ASGI application of ``infill serve``: the workbench page and the JSON API.
+
+    GET  /              the workbench page (all assets from /static: works offline)
+    GET  /api/models    the models a request may name: name, family, status, description
+    GET  /api/options   scorers, orders, defaults and limits (what the page's controls offer)
+    GET  /api/health    {"status": "ok", ...} and the batching worker's counters
+    POST /api/fill      one input -> the object of one line of ``infill run --json``
+
+Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
+over the limits, 429 when the queue is full, 404/405 for unknown routes; never a traceback.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from infill.config import ORDERS, SCORERS, DecodeConfig
+from infill.errors import InfillError
+from infill.serve.catalog import ModelCatalog
+from infill.serve.limits import Limits, ServerBusy, TooLarge
+from infill.serve.schema import FillRequest, build_job, parse_request
+from infill.serve.worker import BatchWorker
+
+__all__ = ["STATIC", "create_app"]
+
+STATIC = Path(__file__).resolve().parent / "static"
+DEFAULT_MODEL = "builtin:english"
+log = logging.getLogger("infill.serve")
+
+
+def _status(e: InfillError) -> int:
+    if isinstance(e, TooLarge):
+        return 413
+    if isinstance(e, ServerBusy):
+        return 429
+    return 400
+
+
+def _finite(obj):
+    """JSON has no NaN/Infinity: such floats (a -inf log-probability) become null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def json_response(obj, status: int = 200) -> Response:
+    """UTF-8 JSON (as ``infill run --json`` writes it)."""
+    try:
+        body = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        body = json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def error(message: str, status: int = 400) -> Response:
+    return json_response({"error": message}, status)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (:class:`TooLarge`) past ``limit`` bytes without reading on.
+    (Starlette's own body limit answers a plain-text 413; this one keeps the JSON error.)"""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"request body too large: {declared} bytes (limit {limit})")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise TooLarge(f"request body too large (limit {limit} bytes)")
+    return bytes(body)
+
+
+def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None,
+               default_model: str | None = None, worker: BatchWorker | None = None) -> FastAPI:
+    """The application. ``catalog``: the models offered (default: the named ones); ``limits``
+    (default: :class:`Limits`' defaults);
+    ``default_model``: what a request without ``model`` gets (default builtin:english);
+    ``worker``: the batching worker (default: a new one on ``catalog``), started and stopped
+    with the application (its lifespan)."""
+    catalog = catalog if catalog is not None else ModelCatalog()
+    limits = limits if limits is not None else Limits()
+    default_model = catalog.check(default_model or DEFAULT_MODEL)
+    worker = worker if worker is not None else BatchWorker(catalog, limits)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        worker.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(worker.stop)
+
+    # FastAPI's /docs pages load their scripts from a CDN: off, so that nothing needs a network
+    app = FastAPI(title="infill serve", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.catalog, app.state.worker, app.state.limits = catalog, worker, limits
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(InfillError)
+    async def infill_error(_request: Request, e: InfillError) -> Response:
+        return error(str(e).splitlines()[0] if str(e) else type(e).__name__, _status(e))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, e: HTTPException) -> Response:
+        return error(str(e.detail), e.status_code)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_request: Request, e: Exception) -> Response:
+        log.error("internal error: %s: %s", type(e).__name__, e)
+        return error(f"internal error ({type(e).__name__}); see the server's log", 500)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/models")
+    def models() -> Response:
+        return json_response(catalog.rows())
+
+    @app.get("/api/options")
+    async def options() -> Response:
+        return json_response({
+            "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
+            "defaults": {"model": default_model, "scorer": DecodeConfig().scorer_name,
+                         **{k: f.default for k, f in FillRequest.model_fields.items()
+                            if k not in ("text", "model", "scorer", "id")}},
+            "limits": limits.to_json()})
+
+    @app.get("/api/health")
+    async def health() -> Response:
+        return json_response({"status": "ok" if worker.alive else "stopped",
+                              "models_loaded": catalog.loaded, **worker.stats()},
+                             200 if worker.alive else 503)
+
+    @app.post("/api/fill")
+    async def fill(request: Request) -> Response:
+        req = parse_request(await read_body(request, limits.max_body))
+        job, notes = build_job(req, catalog, limits, default_model)
+        result = await asyncio.wrap_future(worker.submit(job))
+        if result.error is not None:
+            return error(result.error)
+        out = result.to_json(job.model, job.config, job.gap, req.id)
+        out["notes"] = notes + out["notes"]
+        return json_response(out)
+
+    return app

@@ -1,0 +1,351 @@
+// infill workbench: the form -> POST /api/fill -> the aligned view of the ranked hypotheses.
+// The rendering follows `infill run --view aligned` (cli/io.py): the gap region of each
+// hypothesis stacked under the input, a confidence digit under each filled character, colour by
+// the probability of its token (>= 0.5, >= 0.1, below), characters differing from rank 1 marked.
+"use strict";
+
+// characters of context either side of a gap: 12 as the CLI, 8 on a phone-width screen
+const context = () => (window.matchMedia("(max-width: 30rem)").matches ? 8 : 12);
+
+const EXAMPLES = {
+  english: [
+    {label: "Hamlet", text: "To be, or not to ___, that is the question.", gap: 1},
+    {label: "Romeo", text: "O Romeo, Romeo! wherefore art ___ Romeo?", gap: 1},
+    {label: "two tokens", text: "All the world's a ___, and all the men and women merely players.", gap: 2},
+  ],
+  greek: [
+    {label: "Odyssey 1.1 (Leiden)", text: "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον, ὃς μάλα [.3]λὰ", gap: 1},
+    {label: "Iliad 1.1", text: "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος", gap: 1},
+    {label: "with damage", text: "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτρ?π?ν, -ς μάλα πολλὰ", gap: 1},
+  ],
+  protein: [
+    {label: "AcyP", text: "MAKRVYFLAHGGQVQGVGFRYFTQKRASEYGLTGWCRNTD?????GEAQGDEDALKK", gap: 1},
+    {label: "___ gap", text: "MKTAYIAKQR___ISFVKSHFSRQ", gap: 2},
+  ],
+  antibody: [
+    {label: "CDR-H3", text: "EVQLVESGGGLVQPGGSLRLSCAASGFTFSSYAMSWVRQAPGKGLEWVSAISGSGGSTYYADSVKGRFTISRDNSKNTLYLQMNSLRAEDTAVYYCAK?????????WGQGTLVTVSS", gap: 1},
+  ],
+};
+EXAMPLES.text = EXAMPLES.english;
+
+const $ = (id) => document.getElementById(id);
+const state = {models: [], options: null, result: null, busy: false};
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "style") node.style.cssText = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+// ---- confidence (cli/io.py: confidence_style, confidence_digit, char_probs) -----------------
+function confClass(p) {
+  if (!(p >= 0.1)) return "conf-low";
+  return p >= 0.5 ? "conf-high" : "conf-mid";
+}
+
+function confDigit(p) {
+  return Number.isFinite(p) ? String(Math.min(9, Math.floor(Math.max(p, 0) * 10))) : "·";
+}
+
+// {character offset: probability} for every filled character: a character gets the probability
+// of the token that starts at or before it within its gap (a word piece covers several).
+function charProbs(c) {
+  const out = new Map();
+  const starts = c.positions.map((p) => [p.index, p.prob ?? NaN]).sort((a, b) => a[0] - b[0]);
+  for (const [start, end] of c.spans) {
+    let inside = starts.filter(([i]) => start <= i && i < end);
+    if (!inside.length) inside = [[start, NaN]];
+    for (let off = start; off < end; off++) {
+      let prob = inside[0][1];
+      for (const [i, p] of inside) if (i <= off) prob = p;
+      out.set(off, prob);
+    }
+  }
+  return out;
+}
+
+function tokenAt(c, off) {
+  let best = null;
+  for (const p of c.positions) if (p.index <= off && (!best || p.index >= best.index)) best = p;
+  return best;
+}
+
+function filledChar(ch, prob, pos, differs) {
+  const span = el("span", {class: `ch ${confClass(prob)}${differs ? " differs" : ""}`,
+                           style: `--p:${Number.isFinite(prob) ? prob.toFixed(3) : 0}`});
+  if (pos) {
+    span.title = `token ${JSON.stringify(pos.token)} · p = ${prob.toFixed(3)} · ` +
+                 `log q = ${pos.logq === null ? "−∞" : pos.logq.toFixed(3)} · step ${pos.step + 1}`;
+  }
+  span.append(el("span", {class: "g"}, ch === " " ? "\u00a0" : ch),
+              el("span", {class: "d", "aria-hidden": "true"}, confDigit(prob)));
+  return span;
+}
+
+// ---- the aligned view ----------------------------------------------------------------------
+function renderAligned(result) {
+  const box = $("aligned");
+  box.replaceChildren();
+  const comps = result.completions;
+  if (!comps.length) {
+    box.append(el("p", {class: "empty"}, "(no completion)"));
+    return;
+  }
+  const CONTEXT = context();
+  const top = comps[0];
+  const topChars = Array.from(top.text);
+  top.spans.forEach(([s0, e0], k) => {
+    const block = el("div", {class: "gap-block"});
+    if (top.spans.length > 1) block.append(el("h3", {}, `Gap ${k + 1}`));
+    const table = el("table", {class: "aligned"});
+    const left0 = Math.max(0, s0 - CONTEXT);
+    const inputRow = el("tr", {class: "input-row"},
+      el("th", {scope: "row"}, "input"), el("td", {class: "score"}, ""),
+      el("td", {class: "line"},
+         (left0 ? "…" : "") + topChars.slice(left0, s0).join(""),
+         el("span", {class: "hole"}, "?".repeat(e0 - s0)),
+         topChars.slice(e0, e0 + CONTEXT).join("")));
+    table.append(el("thead", {}, inputRow));
+    const body = el("tbody");
+    const refFill = topChars.slice(s0, e0);
+    comps.forEach((c, r) => {
+      const chars = Array.from(c.text);
+      const [s, e] = c.spans[k];
+      const left = Math.max(0, s - CONTEXT);
+      const probs = charProbs(c);
+      const fill = el("span", {class: "fill"});
+      for (let off = s; off < e; off++) {
+        const differs = r > 0 && (off - s >= refFill.length || refFill[off - s] !== chars[off]);
+        fill.append(filledChar(chars[off], probs.get(off), tokenAt(c, off), differs));
+      }
+      body.append(el("tr", {class: "hyp", "data-rank": String(r + 1)},
+        el("th", {scope: "row"}, String(r + 1)),
+        el("td", {class: "score"}, fmtScore(c.score)),
+        el("td", {class: "line"}, (left ? "…" : "") + chars.slice(left, s).join(""), fill,
+           chars.slice(e, e + CONTEXT).join(""))));
+    });
+    table.append(body);
+    block.append(el("div", {class: "scroll"}, table));
+    box.append(block);
+  });
+}
+
+function renderRanked(result) {
+  const list = $("ranked");
+  list.replaceChildren();
+  for (const c of result.completions) {
+    const chars = Array.from(c.text);
+    const probs = charProbs(c);
+    const line = el("span", {class: "text"});
+    let plain = "";
+    chars.forEach((ch, i) => {
+      if (probs.has(i)) {
+        if (plain) line.append(plain);
+        plain = "";
+        line.append(el("mark", {class: confClass(probs.get(i)),
+                                style: `--p:${(probs.get(i) || 0).toFixed(3)}`}, ch));
+      } else {
+        plain += ch;
+      }
+    });
+    if (plain) line.append(plain);
+    list.append(el("li", {class: "hypothesis", "data-text": c.text},
+                   line, el("span", {class: "score"}, fmtScore(c.score))));
+  }
+}
+
+function render(result, typed, ms) {
+  state.result = result;
+  $("results").hidden = false;
+  const cfg = result.config;
+  $("summary").textContent = `${result.model} · ${cfg.scorer} · ${cfg.order} · beam ` +
+    `${cfg.beam_size} · gap ${result.gap} · seed ${cfg.seed} · ${result.completions.length} ` +
+    `hypotheses in ${ms} ms`;
+  const readAs = $("read-as");
+  readAs.hidden = result.input === typed;
+  readAs.replaceChildren("Read as ", el("code", {}, result.input));
+  const notes = $("notes");
+  notes.replaceChildren();
+  for (const n of result.notes) notes.append(el("li", {}, n));
+  if (result.windows.length) {
+    notes.append(el("li", {}, `longer than the model's context: decoded in ` +
+                              `${result.windows.length} window(s) centred on the gaps`));
+  }
+  renderAligned(result);
+  renderRanked(result);
+}
+
+// ---- export --------------------------------------------------------------------------------
+function asJSON() {
+  return JSON.stringify(state.result, null, 2) + "\n";
+}
+
+function fmtScore(x) {   // JSON has no -inf: such a score arrives as null
+  return Number.isFinite(x) ? x.toFixed(4) : "-inf";
+}
+
+function asFASTA() {   // as `infill run --output-format fasta`
+  const r = state.result;
+  const id = r.id ?? "input";
+  return r.completions.map((c) => {
+    const lines = [];
+    for (let i = 0; i < c.text.length; i += 60) lines.push(c.text.slice(i, i + 60));
+    return `>${id}|rank=${c.rank}|score=${fmtScore(c.score)}|model=${r.model}\n` +
+           `${lines.join("\n")}\n`;
+  }).join("");
+}
+
+async function copy(text, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const area = el("textarea", {class: "visually-hidden"});
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  setStatus(`${what} copied`);
+}
+
+function download(text, name, type) {
+  const url = URL.createObjectURL(new Blob([text], {type}));
+  const a = el("a", {href: url, download: name});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// ---- the form ------------------------------------------------------------------------------
+function setStatus(text, isError = false) {
+  const s = $("status");
+  s.textContent = text;
+  s.classList.toggle("error", isError);
+}
+
+function family() {
+  const m = state.models.find((r) => r.name === $("model").value);
+  return m ? m.family : "text";
+}
+
+function onModelChange() {
+  const fam = family();
+  document.body.dataset.family = fam;
+  $("text").lang = fam === "greek" ? "grc" : (fam === "english" || fam === "text" ? "en" : "");
+  for (const li of document.querySelectorAll("#conventions li")) {
+    li.classList.toggle("na", !li.dataset.families.split(" ").includes(fam));
+  }
+  const box = $("examples");
+  box.replaceChildren(el("span", {class: "examples-label"}, "Try:"));
+  for (const ex of EXAMPLES[fam] || []) {
+    const b = el("button", {type: "button", class: "example"}, ex.label);
+    b.addEventListener("click", () => {
+      $("text").value = ex.text;
+      $("gap").value = ex.gap;
+      $("text").focus();
+    });
+    box.append(b);
+  }
+  if (!$("text").value && EXAMPLES[fam]) $("text").placeholder = EXAMPLES[fam][0].text;
+}
+
+function intField(id) {
+  const v = $(id).value.trim();
+  return /^\d+$/.test(v) ? Number(v) : v;   // the server says what is wrong with anything else
+}
+
+function payload() {
+  const body = {text: $("text").value, model: $("model").value, gap: intField("gap"),
+                marker: $("marker").value, scorer: $("scorer").value, order: $("order").value,
+                beam: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
+  const pivot = $("pivot").value.trim().split(/\s+/).filter(Boolean);
+  if (pivot.length) body.pivot = pivot.length === 1 ? pivot[0] : pivot;
+  return body;
+}
+
+async function submit(event) {
+  event.preventDefault();
+  if (state.busy) return;
+  const body = payload();
+  if (!body.text.trim()) {
+    setStatus("Type a text with at least one gap.", true);
+    $("text").focus();
+    return;
+  }
+  state.busy = true;
+  $("submit").disabled = true;
+  document.body.classList.add("busy");
+  setStatus("Filling…");
+  const t0 = performance.now();
+  try {
+    const res = await fetch("/api/fill", {method: "POST", body: JSON.stringify(body),
+                                          headers: {"Content-Type": "application/json"}});
+    const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
+    if (!res.ok || data.error) throw new Error(data.error || `HTTP ${res.status}`);
+    const ms = Math.round(performance.now() - t0);
+    render(data, body.text, ms);
+    setStatus(`${data.completions.length} hypotheses (${ms} ms)`);
+  } catch (err) {
+    setStatus(err.message, true);
+  } finally {
+    state.busy = false;
+    $("submit").disabled = false;
+    document.body.classList.remove("busy");
+  }
+}
+
+async function getJSON(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return res.json();
+}
+
+async function init() {
+  $("fill-form").addEventListener("submit", submit);
+  $("text").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      $("fill-form").requestSubmit();
+    }
+  });
+  $("model").addEventListener("change", onModelChange);
+  $("copy-json").addEventListener("click", () => copy(asJSON(), "JSON"));
+  $("copy-fasta").addEventListener("click", () => copy(asFASTA(), "FASTA"));
+  $("download-json").addEventListener("click",
+    () => download(asJSON(), "infill-result.json", "application/json"));
+  $("download-fasta").addEventListener("click",
+    () => download(asFASTA(), "infill-result.fasta", "text/plain"));
+  try {
+    const [options, models] = await Promise.all([getJSON("/api/options"), getJSON("/api/models")]);
+    state.options = options;
+    state.models = models;
+    $("scorer").replaceChildren(...options.scorers.map((s) => el("option", {value: s}, s)));
+    $("order").replaceChildren(...options.orders.map((s) => el("option", {value: s}, s)));
+    $("model").replaceChildren(...models.map((m) => el("option",
+      {value: m.name, title: m.description}, `${m.name} (${m.family}${m.status === "loaded" ? ", loaded" : ""})`)));
+    const d = options.defaults;
+    $("model").value = d.model;
+    $("scorer").value = d.scorer;
+    $("order").value = d.order;
+    for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k];
+    $("marker").value = d.marker;
+    const lim = options.limits;
+    $("beam").max = lim.max_beam;
+    $("top_k").max = lim.max_top_k;
+    $("gap").max = lim.max_gap;
+    $("text").maxLength = lim.max_text;
+    onModelChange();
+    document.body.dataset.ready = "1";
+  } catch (err) {
+    setStatus(`cannot reach the server: ${err.message}`, true);
+  }
+}
+
+init();

@@ -1,0 +1,170 @@
+"""Fixtures of the ``infill serve`` tests: the models loaded once, an in-process client, a live
+server on loopback (uvicorn in a thread), and the comparison with direct ``fill_each`` calls."""
+from __future__ import annotations
+
+import json
+import math
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+NEEDS_SERVE = "infill serve needs the 'serve' extra (fastapi, uvicorn)"
+MODELS = ("builtin:english", "builtin:greek")
+STARTUP_TIMEOUT = 60.0
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    """The named models, with English and Greek loaded (on CPU)."""
+    from infill.serve.catalog import ModelCatalog
+    cat = ModelCatalog(device="cpu")
+    cat.preload(MODELS)
+    return cat
+
+
+@pytest.fixture(scope="module")
+def client(catalog):
+    """An in-process client of an app on the shared catalog (its worker runs meanwhile)."""
+    from fastapi.testclient import TestClient
+
+    from infill.serve.app import create_app
+    with TestClient(create_app(catalog), raise_server_exceptions=False) as c:
+        yield c
+
+
+def expected(catalog, model: str, text: str, *, gap: int = 1, marker: str = "___",
+             top_k: int = 5, id: str | None = None, **options) -> dict:
+    """What ``infill run --json`` prints for one input: a direct ``fill_each`` call."""
+    from infill import DecodeConfig, fill_each
+    from infill.api import effective_config
+    cfg = DecodeConfig(**options)
+    res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, config=cfg)[0]
+    return json.loads(json.dumps(res.to_json(model, effective_config(cfg, top_k), gap, id)))
+
+
+@pytest.fixture(scope="session")
+def expected_fn():
+    """:func:`expected` (direct ``fill_each`` answers) for the tests."""
+    return expected
+
+
+@pytest.fixture(scope="session")
+def same_answer_fn():
+    """:func:`same_answer` for the tests."""
+    return same_answer
+
+
+def same_answer(got, want, rel: float = 1e-5) -> bool:
+    """Equal structure, strings and integers; floats equal up to ``rel`` (a batched decode pads
+    inputs, which moves float scores in their last digits)."""
+    if isinstance(want, float) and isinstance(got, (int, float)):
+        return math.isclose(got, want, rel_tol=rel, abs_tol=rel)
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and \
+            all(same_answer(got[k], want[k], rel) for k in want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and \
+            all(same_answer(g, w, rel) for g, w in zip(got, want))
+    return type(got) is type(want) and got == want
+
+
+def wait_healthy(base: str, timeout: float = STARTUP_TIMEOUT, proc=None, log=None) -> dict:
+    """Poll ``GET /api/health`` until it answers ok (bounded by ``timeout``); ``proc``: the
+    server's process (and ``log`` its stderr file), to fail at once if it exits."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            said = log.read_text(errors="replace")[-2000:] if log is not None else ""
+            raise RuntimeError(f"server exited with {proc.returncode}: {said}")
+        try:
+            with urllib.request.urlopen(base + "/api/health", timeout=2) as r:
+                return json.loads(r.read())
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+            last = e
+        threading.Event().wait(0.05)       # poll interval
+    raise TimeoutError(f"server at {base} not healthy after {timeout:.0f} s: {last}")
+
+
+def post_json(base: str, path: str, body: dict, timeout: float = 60) -> tuple[int, dict]:
+    data = json.dumps(body, ensure_ascii=False).encode()
+    req = urllib.request.Request(base + path, data=data,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+@pytest.fixture(scope="session")
+def post_fn():
+    """:func:`post_json` for the tests."""
+    return post_json
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live_server(catalog) -> Iterator[tuple[str, object]]:
+    """uvicorn serving an app on the shared catalog at 127.0.0.1:<free port>, in a thread;
+    yields (base URL, app)."""
+    import uvicorn
+
+    from infill.serve.app import create_app
+    app = create_app(catalog)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        threading.Event().wait(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    wait_healthy(base)
+    try:
+        yield base, app
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+SERVE_ARGS = ("--model", "builtin:greek", "--max-beam", "8")
+"""The one ``infill serve`` process of the session: Greek by default, beam at most 8."""
+
+
+@pytest.fixture(scope="session")
+def cli_server(tmp_path_factory) -> Iterator[str]:
+    """``infill serve`` (:data:`SERVE_ARGS`) as a subprocess on a free loopback port, shared by
+    the session; yields the base URL and terminates the process at the end."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "stderr.txt"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "infill_cli.main", "serve", "--port",
+                                 str(port), "--log-level", "warning", *SERVE_ARGS],
+                                stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_healthy(base, proc=proc, log=log)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

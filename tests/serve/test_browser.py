@@ -1,0 +1,136 @@
+"""The workbench page in a real browser: headless Chromium loads it from ``infill serve``, a
+Greek line with Leiden lacunae is submitted from the keyboard, and the ranked hypotheses (the
+same as a direct ``fill_each`` call) appear in the aligned view, at desktop and phone widths.
+
+Skipped where Chromium, its driver or selenium is absent (Debian: ``apt-get install chromium
+chromium-driver``; ``pip install selenium``). Screenshots go to the test's temporary folder, and
+also to ``$INFILL_SCREENSHOTS`` when set (the README's come from there)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
+pytest.importorskip("selenium", reason="the browser test needs selenium (pip install selenium)")
+
+BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
+                if shutil.which(b)), None)
+DRIVER = shutil.which("chromedriver")
+if BROWSER is None or DRIVER is None:
+    pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)",
+                allow_module_level=True)
+
+ODYSSEY = "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον, ὃς μάλα [.3]λὰ"
+ODYSSEY_READ = "ἄνδρα μοι ἔννεπε, μ??σα, πολύτροπον, ὃς μάλα ???λὰ"
+WAIT = 30
+# Chromium must not try the network: no QUIC, no background services, a fresh profile
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    profile = tempfile.mkdtemp(prefix="infill-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = BROWSER
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
+    driver.set_page_load_timeout(WAIT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _save(driver, tmp_path: Path, name: str) -> Path:
+    """A full-page screenshot (the window grown to the page's height)."""
+    width = driver.get_window_size()["width"]
+    for _ in range(3):        # the window holds the page's whole height (plus the browser's own)
+        missing = driver.execute_script(
+            "return document.documentElement.scrollHeight - window.innerHeight")
+        if missing <= 0:
+            break
+        driver.set_window_size(width, driver.get_window_size()["height"] + missing)
+    path = tmp_path / name
+    driver.save_screenshot(str(path))
+    target = os.environ.get("INFILL_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / name)
+    return path
+
+
+def _restore(driver, base: str, text: str, width: int):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    driver.set_window_size(width, 900)
+    driver.get(base + "/")
+    WebDriverWait(driver, WAIT).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    assert Select(driver.find_element(By.ID, "model")).first_selected_option \
+        .get_attribute("value") == "builtin:greek"
+    box = driver.find_element(By.ID, "text")
+    box.clear()
+    box.send_keys(text)
+    box.send_keys(Keys.CONTROL, Keys.ENTER)            # keyboard submission
+    WebDriverWait(driver, WAIT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")
+        or "error" in d.find_element(By.ID, "status").get_attribute("class"))
+
+
+def test_page_restores_a_line_of_homer(cli_server, browser, catalog, expected_fn, tmp_path):
+    from selenium.webdriver.common.by import By
+    want = expected_fn(catalog, "builtin:greek", ODYSSEY_READ, top_k=5)
+
+    _restore(browser, cli_server, ODYSSEY, 1100)
+    texts = [li.get_attribute("data-text")
+             for li in browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")]
+    assert texts == [c["text"] for c in want["completions"]]
+    assert browser.find_element(By.ID, "read-as").text == f"Read as {ODYSSEY_READ}"
+    # the aligned view: one block per gap, the input row and one row per hypothesis, a
+    # confidence digit under every filled character, differing characters marked
+    blocks = browser.find_elements(By.CSS_SELECTOR, "#aligned .gap-block")
+    assert len(blocks) == 2
+    for k, block in enumerate(blocks):
+        rows = block.find_elements(By.CSS_SELECTOR, "tbody tr.hyp")
+        assert [r.get_attribute("data-rank") for r in rows] == ["1", "2", "3", "4", "5"]
+        for row, c in zip(rows, want["completions"]):
+            chars = row.find_elements(By.CSS_SELECTOR, ".fill .ch")
+            assert "".join(ch.find_element(By.CLASS_NAME, "g").text for ch in chars) == \
+                c["fills"][k]
+            probs = [p["prob"] for p in c["positions"] if p["gap"] == k]
+            assert [ch.find_element(By.CLASS_NAME, "d").text for ch in chars] == \
+                [str(min(9, int(p * 10))) for p in probs]
+    assert browser.find_elements(By.CSS_SELECTOR, "#aligned .ch.differs")
+    # the exports: the answer itself, and FASTA records as `infill run --output-format fasta`
+    assert browser.execute_script("return JSON.parse(asJSON())") == want
+    assert browser.execute_script("return asFASTA()") == "".join(
+        f">input|rank={c['rank']}|score={c['score']:.4f}|model=builtin:greek\n{c['text']}\n"
+        for c in want["completions"])
+    shot = _save(browser, tmp_path, "workbench-greek.png")
+    assert shot.stat().st_size > 10_000
+
+    # phone width: the page fits (no sideways scrolling of the page itself)
+    _restore(browser, cli_server, ODYSSEY, 390)
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")) == 5
+    _save(browser, tmp_path, "workbench-phone.png")
+
+
+def test_page_shows_errors(cli_server, browser):
+    from selenium.webdriver.common.by import By
+    _restore(browser, cli_server, "ἄνδρα μοι [.3", 1100)
+    status = browser.find_element(By.ID, "status")
+    assert "error" in status.get_attribute("class")
+    assert status.text.startswith("malformed Leiden sigla at column 11: '[' (lacuna) is never closed")

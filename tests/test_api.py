@@ -1,0 +1,39 @@
+"""The public API's own helpers: length buckets, per-input results."""
+from __future__ import annotations
+
+import infill
+from infill.api import length_buckets
+
+
+def test_length_buckets_group_similar_lengths_and_keep_every_index():
+    lengths = [8, 60, 10, 9, 200, 61, 12]
+    buckets = length_buckets(lengths)
+    assert sorted(i for b in buckets for i in b) == list(range(len(lengths)))
+    assert buckets == [[0, 2, 3, 6], [1, 5], [4]]
+    for b in buckets:
+        lo, hi = min(lengths[i] for i in b), max(lengths[i] for i in b)
+        assert hi <= 1.25 * lo + 8
+    assert length_buckets([5, 5, 6]) == [[0, 1, 2]]         # alike: one batch, one pass a step
+
+
+def test_mixed_lengths_are_decoded_in_buckets_with_the_same_results(bert):
+    """A bucket's batch holds no padding beyond its own longest input; the answers equal
+    decoding every input alone."""
+    calls = []
+    inner = bert.log_probs
+
+    def counting(ids, attn, pos):
+        calls.append(tuple(ids.shape))
+        return inner(ids, attn, pos)
+
+    texts = ["the ___ sat", "the ___ sat on the mat the cat sat on the mat the dog sat on the mat"]
+    bert.log_probs = counting
+    try:
+        together = infill.fill(bert, texts, top_k=3)
+    finally:
+        del bert.log_probs
+    lengths = sorted(len(bert.encode(t, 1).input_ids) for t in texts)
+    assert lengths[1] > 1.25 * lengths[0] + 8
+    assert sorted({shape[1] for shape in calls}) == lengths     # two buckets, each unpadded
+    alone = [infill.fill(bert, t, top_k=3)[0] for t in texts]
+    assert [[c.tokens for c in cs] for cs in together] == [[c.tokens for c in cs] for cs in alone]

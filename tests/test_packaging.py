@@ -1,0 +1,63 @@
+"""A built wheel carries the builtin models and installs no generic top-level modules: install it
+into a fresh virtual environment and fill a gap offline, away from the source tree."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps",
+                        "--no-build-isolation", "-q", "-w", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    (whl,) = out.glob("infill-*.whl")
+    return whl
+
+
+def test_wheel_contents(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.startswith("infill-")}
+    assert tops == {"infill", "infill_cli"}                 # no generic `cli` package
+    for model in ("english/model.safetensors", "greek/model.safetensors",
+                  "greek/charmodel.json", "protein/esm2_protein.pt"):
+        assert f"infill/assets/models/{model}" in names
+    assert "infill/serve/static/index.html" in names
+    assert "infill/assets/antibody/hiv_bnab_heavy.fa" in names
+
+
+def test_installed_wheel_fills_offline_outside_the_checkout(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    # the heavy dependencies (torch, transformers, ...) come from this interpreter's site-packages
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    py = env_dir / "bin" / "python"
+    r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps",
+                        "-q", str(wheel)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("INFILL_", "PYTHON"))} | {"HF_HUB_OFFLINE": "1",
+                                                          "OMP_NUM_THREADS": "1"}
+    where = subprocess.run([str(py), "-c", "import infill, infill_cli; "
+                            "print(infill.__file__); print(infill_cli.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert where.returncode == 0, where.stderr
+    assert all(str(env_dir) in line for line in where.stdout.splitlines()), where.stdout
+    run = subprocess.run([str(env_dir / "bin" / "infill"), "run", "--json", "-k", "2",
+                          "To be, or not to ___, that is the question."],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert '"error": null' in run.stdout and '"completions": [{"rank": 1' in run.stdout
+    greek = subprocess.run([str(env_dir / "bin" / "infill"), "run", "-m", "builtin:greek", "-k", "1",
+                            "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert greek.returncode == 0 and "Ἀχιλ" in greek.stdout, greek.stderr
