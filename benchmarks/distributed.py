@@ -1,7 +1,7 @@
 """Sharded runs: throughput of ``infill bench`` on 1 process vs N processes started by torchrun
 (one thread each, gloo on CPU), and a check that the rows are the same.
 
-    python benchmarks/distributed.py [--model builtin:protein] [--examples 96] [--procs 2]
+    python benchmarks/distributed.py [--model builtin:protein] [--examples 1000] [--procs 2]
 
 Writes benchmarks/results/distributed.md.
 """
@@ -48,7 +48,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="builtin:protein")
-    ap.add_argument("--examples", type=int, default=96)
+    ap.add_argument("--examples", type=int, default=1000)
     ap.add_argument("--procs", type=int, default=2)
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())

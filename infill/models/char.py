@@ -25,7 +25,7 @@ from torch import nn
 
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
-from infill.models.base import Encoding, MaskedLM, Rendered, render_chars
+from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "save_char", "load_char"]
@@ -175,6 +175,7 @@ class CharMaskedLM(MaskedLM):
             all(isinstance(layer.linear1, nn.Linear) for layer in self.model.encoder.layers)
 
     # ---- the one model call ---------------------------------------------------------------
+    @row_chunked
     @torch.inference_mode()
     def logits(self, input_ids, attention_mask, positions):
         ids = torch.as_tensor(input_ids, device=self.device)

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from infill.errors import ConfigError, ModelLoadError
+from infill.models.base import row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.hf import hub_reachable
 from infill.models.protein import NONSTANDARD_AA, STANDARD_AA, ProteinMLM  # noqa: F401 (re-exported)
@@ -61,6 +62,7 @@ class FairESMMaskedLM(ProteinMLM):
     def _head(self, hidden):
         return self.model.lm_head(hidden)
 
+    @row_chunked
     def logits(self, input_ids, attention_mask, positions):
         import esm
         if isinstance(self.model, esm.ESM2):

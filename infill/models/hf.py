@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.models.base import Encoding, MaskedLM, Rendered
+from infill.models.base import Encoding, MaskedLM, Rendered, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 
 
@@ -81,6 +81,7 @@ class HFMaskedLM(MaskedLM):
         return int(n)
 
     # -- the model call ------------------------------------------------------------------------
+    @row_chunked
     def _scores_at(self, input_ids, attention_mask, positions) -> torch.Tensor:
         ids = input_ids.to(self.device)
         attn = attention_mask.to(self.device).long()

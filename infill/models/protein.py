@@ -19,7 +19,7 @@ import torch
 
 from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
 from infill.errors import InputError, ModelLoadError
-from infill.models.base import Encoding, MaskedLM, Rendered, render_chars
+from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 
 ESM_SPECIALS = {"cls": "<cls>", "pad": "<pad>", "eos": "<eos>", "mask": "<mask>"}
 """ESM's special tokens; other vocabularies pass their own names (e.g. ``[CLS]`` ... ``[MASK]``)."""
@@ -80,6 +80,7 @@ class ProteinMLM(MaskedLM):
     supports_logits = True
     unit = "residues"
 
+    @row_chunked
     def logits(self, input_ids, attention_mask, positions):
         ids = torch.as_tensor(input_ids, dtype=torch.long, device=self.device)
         attn = torch.as_tensor(attention_mask, dtype=torch.bool, device=self.device)

@@ -60,3 +60,27 @@ def test_speed_options_are_checked(bert_dir):
         infill.load_model(bert_dir, device="cpu", dtype="bf16", quantize="int8")
     with pytest.raises(ConfigError, match="unknown quantization"):
         infill.load_model(bert_dir, device="cpu", quantize="int4")
+
+
+@pytest.mark.parametrize("kind", ["hf", "char"])
+def test_cpu_calls_run_in_row_chunks_with_the_same_result(kind, bert_dir, char_dir, monkeypatch):
+    """A many-row call on the CPU is cut into chunks of at most CPU_TOKENS_PER_CALL tokens (it is
+    faster: benchmarks/speed.py); every row's log-probabilities equal a one-row call's."""
+    import infill.models.base as base
+    from infill.models.base import pad_batch
+    lm = infill.load_model(bert_dir if kind == "hf" else char_dir, device="cpu")
+    texts = TEXTS_EN if kind == "hf" else TEXTS_GR
+    encs = [lm.encode(t, gap=1) for t in texts] * 5                         # 10 rows
+    ids, attn = pad_batch([e.input_ids for e in encs], lm.pad_id)
+    pos = torch.tensor([e.positions[:1] for e in encs])
+    calls = []
+    monkeypatch.setattr(base, "CPU_TOKENS_PER_CALL", 3 * ids.shape[1])     # 3 rows per call
+    inner = type(lm).__dict__["_scores_at" if kind == "hf" else "logits"].__wrapped__
+    monkeypatch.setattr(type(lm), "_scores_at" if kind == "hf" else "logits",
+                        base.row_chunked(lambda self, *a: calls.append(a[0].shape[0])
+                                         or inner(self, *a)))
+    chunked = lm.log_probs(ids, attn, pos)
+    assert calls == [3, 3, 3, 1]
+    for r in range(ids.shape[0]):
+        one = lm.log_probs(ids[r:r + 1], attn[r:r + 1], pos[r:r + 1])
+        assert (chunked[r] - one[0]).abs().max().item() < 1e-5
