@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import sys
+import tempfile
 from pathlib import Path
 
 from infill.errors import InputError
@@ -112,9 +113,9 @@ def ensure_dir(path: str | Path, what: str = "output folder") -> Path:
     p = Path(path)
     try:
         p.mkdir(parents=True, exist_ok=True)
-        probe = p / ".infill-write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        # a probe file of this process's own: ranks of a sharded run check a shared folder at once
+        with tempfile.NamedTemporaryFile(dir=p, prefix=".infill-write-test-"):
+            pass
     except OSError as e:
         raise InputError(f"cannot write to {what} {str(p)!r}: {e.strerror or e}") from None
     return p
