@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import click
 
+from infill.serve.limits import Limits
+
 from .errors import InfillCommand, clean_errors
 from .options import FiniteFloat, DEFAULT_MODEL, device_options
+
+LIMITS = Limits()          # the option defaults are the library's
 
 _SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serve]'"
 
@@ -19,21 +23,21 @@ _SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serv
                    "default [default: builtin:english]. A local model directory or checkpoint "
                    "given here is offered in the model picker too.")
 @device_options
-@click.option("--max-text", default=2000, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-text", default=LIMITS.max_text, show_default=True, type=click.IntRange(min=1),
               help="Longest text accepted, in characters.")
-@click.option("--max-beam", default=50, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-beam", default=LIMITS.max_beam, show_default=True, type=click.IntRange(min=1),
               help="Largest beam accepted.")
-@click.option("--max-top-k", default=20, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-top-k", default=LIMITS.max_top_k, show_default=True, type=click.IntRange(min=1),
               help="Most completions returned.")
-@click.option("--max-gap", default=32, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-gap", default=LIMITS.max_gap, show_default=True, type=click.IntRange(min=1),
               help="Largest --gap (tokens per gap marker) accepted.")
-@click.option("--max-positions", default=64, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-positions", default=LIMITS.max_positions, show_default=True, type=click.IntRange(min=1),
               help="Most positions (characters, residues, tokens) to fill in one text.")
-@click.option("--max-pending", default=64, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-pending", default=LIMITS.max_pending, show_default=True, type=click.IntRange(min=1),
               help="Requests queued or decoding at once; more are answered 429 (busy).")
-@click.option("--max-batch", default=32, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-batch", default=LIMITS.max_batch, show_default=True, type=click.IntRange(min=1),
               help="Requests decoded together in one batch (1: no batching).")
-@click.option("--batch-wait-ms", default=5.0, show_default=True,
+@click.option("--batch-wait-ms", default=LIMITS.batch_wait_ms, show_default=True,
               type=FiniteFloat(0, 1000),
               help="Under load, how long the worker waits for more requests to join a batch "
                    "(a lone request never waits).")

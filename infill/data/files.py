@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from infill.errors import InputError
+from infill.errors import InputError, ModelLoadError
 
 __all__ = ["check_text", "decode_bytes", "ensure_dir", "read_lines", "read_stdin", "read_text"]
 
@@ -106,6 +106,27 @@ def check_text(text: str, where: str) -> str:
             raise InputError(f"{where} holds an unpaired surrogate (U+{ord(c):04X}) at "
                              f"character {i + 1}")
     return text
+
+
+def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
+    """``torch.load`` with ``weights_only=True``: tensors, numbers, strings and containers, plus
+    the plain classes in ``allow`` -- a file that would run code is refused. Any failure is a
+    ModelLoadError naming ``what`` and the file."""
+    import torch
+    try:
+        with torch.serialization.safe_globals(list(allow)):
+            return torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - corrupt, truncated, unsafe: all a load error
+        text = str(e).strip()
+        if text.startswith("Weights only load failed"):
+            # torch's advice (reload with weights_only=False) is what must not be done with a
+            # file from elsewhere: say what was refused instead
+            detail = text.split("WeightsUnpickler error:", 1)[-1].strip().splitlines()
+            reason = ("not a plain tensor checkpoint (a safe load refused it"
+                      + (f": {detail[0][:120]}" if detail and detail[0] else "") + ")")
+        else:
+            reason = text.splitlines()[0][:200] if text else type(e).__name__
+        raise ModelLoadError(f"cannot read {what} {str(path)!r}: {reason}") from None
 
 
 def ensure_dir(path: str | Path, what: str = "output folder") -> Path:

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import torch
 
+from infill.data.files import read_torch_file
 from infill.errors import ConfigError, ModelLoadError
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.protein import STANDARD_AA, ProteinMLM
@@ -278,15 +279,6 @@ def download(name: str, cache: str | Path | None = None) -> Path:
 # ---------------------------------------------------------------------------------------------
 # conversion to a Hugging Face directory
 # ---------------------------------------------------------------------------------------------
-def _torch_load(path: Path, allow: list | None = None) -> dict:
-    """torch.load with weights_only=True (plus an explicit allow-list of plain classes)."""
-    try:
-        with torch.serialization.safe_globals(list(allow or [])):
-            return torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unpickling failure is a load error
-        raise ModelLoadError(f"cannot read checkpoint {str(path)!r}: {_first_line(e)}") from None
-
-
 def residue_tokenizer(vocab: list[str], specials: dict[str, str], max_length: int):
     """A fast tokenizer with one token per residue (spaces optional), special tokens kept whole,
     ``cls ... eos`` added around each sequence; decoding joins residues without spaces."""
@@ -323,7 +315,7 @@ def _build_antiberty(spec: AntibodyModel, weights: Path):
     config.architectures = ["BertForMaskedLM"]
     if config.vocab_size != len(vocab):
         raise ModelLoadError(f"AntiBERTy config has vocab_size {config.vocab_size}, vocab.txt {len(vocab)}")
-    state = _torch_load(weights)
+    state = read_torch_file(weights, "checkpoint")
     model = BertForMaskedLM(config)
     wanted = model.state_dict()
     missing = [k for k in wanted if k not in state]
@@ -365,7 +357,7 @@ def fairseq_roberta_state(fairseq_state: dict, num_layers: int) -> dict:
 def _build_fairseq_roberta(spec: AntibodyModel, weights: Path):
     from transformers import RobertaConfig, RobertaForMaskedLM
 
-    ck = _torch_load(weights, allow=[argparse.Namespace])
+    ck = read_torch_file(weights, "checkpoint", allow=(argparse.Namespace,))
     if not isinstance(ck, dict) or "model" not in ck or "args" not in ck:
         raise ModelLoadError(f"{weights} is not a fairseq checkpoint (no 'model'/'args' entries)")
     args, state = ck["args"], ck["model"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from infill.data.files import read_torch_file
 from infill.errors import ConfigError, ModelLoadError
 from infill.models.base import row_chunked
 from infill.models.device import resolve_device, resolve_dtype
@@ -113,23 +114,14 @@ def _drop_inference_rotary_tables(m) -> None:
             rot._seq_len_cached = None
 
 
-def _torch_load(path: Path) -> dict:
-    """torch.load with weights_only, allowing the argparse.Namespace fair-esm stores its config in."""
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        return torch.load(str(path), map_location="cpu", weights_only=True)
-
-
 def _regression_path(path: Path) -> Path:
     return Path(str(path.with_suffix("")) + "-contact-regression.pt")
 
 
 def _load_fair_esm_file(path: Path):
     import esm
-    try:
-        model_data = _torch_load(path)
-    except Exception as e:  # noqa: BLE001 - any unpickling failure is a load error
-        raise ModelLoadError(f"cannot read fair-esm checkpoint {str(path)!r}: "
-                             f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    # fair-esm stores its config as an argparse.Namespace
+    model_data = read_torch_file(path, "fair-esm checkpoint", allow=(argparse.Namespace,))
     if not isinstance(model_data, dict) or "model" not in model_data:
         raise ModelLoadError(f"{str(path)!r} is not a fair-esm checkpoint (no 'model' entry)")
     name = path.stem
@@ -138,10 +130,8 @@ def _load_fair_esm_file(path: Path):
     regression = None
     reg_path = _regression_path(path)
     if reg_path.exists() and esm.pretrained._has_regression_weights(name):
-        try:
-            regression = _torch_load(reg_path)
-        except Exception as e:  # noqa: BLE001
-            raise ModelLoadError(f"cannot read contact-regression file {str(reg_path)!r}: {e}") from None
+        regression = read_torch_file(reg_path, "contact-regression file",
+                                     allow=(argparse.Namespace,))
     try:
         with warnings.catch_warnings():
             # Without the regression file only contact prediction is affected, not the MLM.
