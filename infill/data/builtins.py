@@ -26,7 +26,7 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("english", "english", "english",
             "WordPiece BERT (2 layers, hidden 256, vocab 2000) trained on Tiny Shakespeare"),
     Builtin("greek", "greek", "greek",
-            "Ithaca-style character transformer (conv + 4 layers, hidden 128, 127-character "
+            "Ithaca-style character transformer (conv + 4 layers, hidden 192, 255-character "
             "context) on Homer, Herodotus, Thucydides (Perseus); '?' = character to restore, "
             "'-' = missing"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
