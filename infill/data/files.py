@@ -112,9 +112,12 @@ def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
     """``torch.load`` with ``weights_only=True``: tensors, numbers, strings and containers, plus
     the plain classes in ``allow`` -- a file that would run code is refused. Any failure is a
     ModelLoadError naming ``what`` and the file."""
+    import warnings
+
     import torch
     try:
-        with torch.serialization.safe_globals(list(allow)):
+        with warnings.catch_warnings(), torch.serialization.safe_globals(list(allow)):
+            warnings.simplefilter("ignore")   # torch's notes on refused pickles: the error says it
             return torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - corrupt, truncated, unsafe: all a load error
         text = str(e).strip()

@@ -51,6 +51,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from infill.data.files import read_torch_file
 from infill.data.splits import split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.device import cpu_supports_bf16, resolve_device
@@ -379,13 +380,7 @@ CHECKPOINT_FIELDS = {"model": dict, "optimizer": dict, "scheduler": dict, "torch
 def load_checkpoint(path: Path) -> dict:
     """A training checkpoint, read without unpickling code (``weights_only=True``: tensors,
     numbers, strings, lists, tuples and dicts only)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")   # torch's notes on refused pickles: the error says it
-            ck = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - corrupt, truncated, or not a checkpoint (or unsafe)
-        reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"cannot read training checkpoint {path}: {reason}") from None
+    ck = read_torch_file(path, "training checkpoint")
     if not _is_checkpoint(ck):
         raise ModelLoadError(f"{path} is not an infill training checkpoint (or from an older "
                              "version); start afresh in another --out")
