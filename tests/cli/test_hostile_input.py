@@ -197,7 +197,7 @@ TRAIN_TINY = ["--hidden", "16", "--layers", "1", "--heads", "2", "--max-length",
 @given(data=st.data())
 def test_run_with_any_text(runner, models, kind, data):
     text = data.draw(any_text(kind))
-    r = runner.invoke(main, ["run", "-m", models[kind], "--json", "-k", "2", text])
+    r = runner.invoke(main, ["run", "-m", models[kind], "--json", "-k", "2", "--", text])
     check(r, json_out=True)
     if not_utf8(text):
         assert r.exit_code == 2
@@ -216,7 +216,8 @@ TEXT_COMMANDS = {
 @given(data=st.data())
 def test_text_commands_with_any_text(runner, models, command, kind, data):
     texts = data.draw(st.lists(any_text(kind), min_size=1, max_size=1 if command == "joint" else 3))
-    r = runner.invoke(main, [*TEXT_COMMANDS[command], "-m", models[kind], *texts])
+    # "--": a text may start with "-" ("-h" would rightly be a request for help)
+    r = runner.invoke(main, [*TEXT_COMMANDS[command], "-m", models[kind], "--", *texts])
     check(r, json_out=True)
     if any(not_utf8(t) for t in texts):
         assert r.exit_code == 2, r.output
