@@ -3,6 +3,7 @@ into a fresh virtual environment and fill a gap offline, away from the source tr
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import venv
@@ -36,11 +37,23 @@ def test_wheel_contents(wheel):
     assert "infill/assets/antibody/hiv_bnab_heavy.fa" in names
 
 
+def see_running_interpreters_packages(py: Path) -> None:
+    """Let the venv of ``py`` import the heavy dependencies (torch, transformers, ...) from the
+    interpreter running the tests -- itself often a venv, whose packages ``system_site_packages``
+    would not show (it shows the *base* interpreter's) -- after its own site-packages, so the
+    wheel's ``infill`` is the one imported. Plain path lines: the running interpreter's .pth hooks
+    (e.g. an editable install of this checkout) are not run."""
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    parents = [p for p in site.getsitepackages() + [site.getusersitepackages()] if Path(p).is_dir()]
+    (Path(purelib) / "_running_interpreter.pth").write_text("\n".join(parents) + "\n")
+
+
 def test_installed_wheel_fills_offline_outside_the_checkout(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    # the heavy dependencies (torch, transformers, ...) come from this interpreter's site-packages
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
+    see_running_interpreters_packages(py)
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps",
                         "-q", str(wheel)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -568,8 +568,9 @@ def load_antibody(name: str, device=None, dtype=None, allow_nonstandard: bool = 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        model = AutoModelForMaskedLM.from_pretrained(str(folder))
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+        model = AutoModelForMaskedLM.from_pretrained(str(folder), weights_only=True,
+                                                     trust_remote_code=False)
     except Exception as e:  # noqa: BLE001 - corrupt cache, missing files
         raise ModelLoadError(f"cannot load the converted model {str(folder)!r} ({_first_line(e)}); "
                              f"delete it to convert again") from None

@@ -22,10 +22,11 @@ from infill.data.files import read_torch_file
 from infill.errors import ConfigError, ModelLoadError
 from infill.models.base import row_chunked
 from infill.models.device import resolve_device, resolve_dtype
-from infill.models.hf import hub_reachable
+from infill.models.hf import hub_reachable, url_reachable
 from infill.models.protein import NONSTANDARD_AA, STANDARD_AA, ProteinMLM  # noqa: F401 (re-exported)
 
 FAIR_ESM_URL = "https://dl.fbaipublicfiles.com/fair-esm/models/{name}.pt"
+FAIR_ESM_REGRESSION_URL = "https://dl.fbaipublicfiles.com/fair-esm/regression/{name}-contact-regression.pt"
 ESM_MAX_LENGTH = 1024  # ESM2's training crop: 1022 residues + <cls> + <eos>
 
 
@@ -149,7 +150,8 @@ def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard:
 
     A co-located ``<stem>-contact-regression.pt`` is used when present and not required (it only
     matters for contact prediction). A name such as ``esm2_t6_8M_UR50D`` is fetched through
-    fair-esm's torch-hub download (cached under ``torch.hub.get_dir()``), which needs network.
+    fair-esm's download address into torch hub's cache (``torch.hub.get_dir()/checkpoints``;
+    the first time needs network); the cached file is read with the safe reader like any other.
     """
     import esm
     name = str(path_or_name)
@@ -166,18 +168,36 @@ def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard:
     if not (name.startswith("esm") and callable(getattr(esm.pretrained, name, None))):
         raise ModelLoadError(f"unknown fair-esm model name {name!r} (e.g. esm2_t6_8M_UR50D); "
                              "or give the path of a .pt checkpoint")
-    try:
-        with torch.serialization.safe_globals([argparse.Namespace]):
-            model, alphabet = esm.pretrained.load_model_and_alphabet_hub(name)
-    except Exception as e:  # noqa: BLE001 - offline, HTTP error, corrupt download
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        url = FAIR_ESM_URL.format(name=name)
-        raise ModelLoadError(
-            f"cannot download fair-esm model {name!r} ({reason[:120]}); offline, fetch {url} "
-            f"(and {name}-contact-regression.pt) elsewhere and pass the file: --model /path/{name}.pt"
-        ) from None
+    model, alphabet, _ = _load_fair_esm_file(_hub_checkpoint(name))
     return FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
                            allow_nonstandard=allow_nonstandard)
+
+
+def _hub_checkpoint(name: str) -> Path:
+    """The cached file of fair-esm's pretrained ``name`` (torch hub's cache, where fair-esm keeps
+    it), downloaded there first when missing. Never fair-esm's own hub loader: it unpickles the
+    cached file with ``weights_only=False``, so a file planted in the cache would run code; the
+    caller reads this file with the safe reader like any other checkpoint."""
+    folder = Path(torch.hub.get_dir()) / "checkpoints"
+    path = folder / f"{name}.pt"
+    if path.is_file():
+        return path
+    url = FAIR_ESM_URL.format(name=name)
+    if not url_reachable(url):
+        raise ModelLoadError(
+            f"cannot download fair-esm model {name!r} (dl.fbaipublicfiles.com is not reachable "
+            f"from here); offline, fetch {url} (and {name}-contact-regression.pt) elsewhere and "
+            f"pass the file: --model /path/{name}.pt")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        torch.hub.download_url_to_file(url, str(path), progress=False)
+        reg = FAIR_ESM_REGRESSION_URL.format(name=name)
+        if url_reachable(reg):
+            torch.hub.download_url_to_file(reg, str(_regression_path(path)), progress=False)
+    except Exception as e:  # noqa: BLE001 - HTTP error, disk full, interrupted download
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelLoadError(f"cannot download fair-esm model {name!r} ({reason[:120]})") from None
+    return path
 
 
 def wrap_fair_esm(model: torch.nn.Module, alphabet, name: str = "fair-esm", device=None,
@@ -273,7 +293,8 @@ def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: b
     local = Path(name).expanduser().is_dir()
 
     def load(**kw):
-        return EsmForMaskedLM.from_pretrained(name, **kw), EsmTokenizer.from_pretrained(name, **kw)
+        return (EsmForMaskedLM.from_pretrained(name, weights_only=True, **kw),
+                EsmTokenizer.from_pretrained(name, **kw))
 
     try:
         if local:

@@ -182,14 +182,17 @@ HUB_PROBE_TIMEOUT = 3.0
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     """One quick request to the Hugging Face Hub (False when offline or HF_HUB_OFFLINE is set),
     so that an unreachable hub fails at once instead of after many retries."""
-    import urllib.request
-
     from huggingface_hub import constants
     if constants.HF_HUB_OFFLINE:
         return False
+    return url_reachable(constants.ENDPOINT, timeout)
+
+
+def url_reachable(url: str, timeout: float = HUB_PROBE_TIMEOUT) -> bool:
+    """Whether one quick HEAD request to ``url`` gets any answer (no retries)."""
+    import urllib.request
     try:
-        urllib.request.urlopen(urllib.request.Request(constants.ENDPOINT, method="HEAD"),
-                               timeout=timeout)
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)
         return True
     except Exception:  # noqa: BLE001 - any failure means "not reachable now"
         return False
@@ -217,8 +220,10 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
     local = Path(str(name_or_path)).expanduser().is_dir()
 
     def load(**kw):
-        return (AutoTokenizer.from_pretrained(name_or_path, **kw),
-                AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dt, **kw))
+        # explicit, whatever a future default: no remote code, no full unpickling of weights
+        return (AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False, **kw),
+                AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dt, weights_only=True,
+                                                     trust_remote_code=False, **kw))
 
     try:
         if local:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import urllib.error
 import warnings
 
 import esm
@@ -308,12 +307,12 @@ def test_cls_pivot_by_string(lm):
 def test_offline_fair_esm_name_gives_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.hub, "get_dir", lambda: str(tmp_path))
 
-    def offline(*args, **kwargs):
-        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
-
-    monkeypatch.setattr(torch.hub, "load_state_dict_from_url", offline)
+    import infill.models.esm as esm_module
+    probed = []
+    monkeypatch.setattr(esm_module, "url_reachable", lambda url, *a, **k: probed.append(url) and False)
     with pytest.raises(ModelLoadError) as e:
         infill.load_model("esm2_t6_8M_UR50D")
+    assert probed == [esm_module.FAIR_ESM_URL.format(name="esm2_t6_8M_UR50D")]  # one quick probe
     msg = str(e.value)
     assert "esm2_t6_8M_UR50D" in msg and "esm2_t6_8M_UR50D.pt" in msg and "--model" in msg
     assert "\n" not in msg
