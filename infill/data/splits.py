@@ -21,7 +21,7 @@ from infill.data.examples import build_examples
 from infill.errors import ConfigError, InputError, ModelLoadError
 
 __all__ = ["PARTS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
-           "split_indices", "training_record"]
+           "split_documents", "split_indices", "training_record"]
 
 PARTS = ("train", "validation", "test")
 _SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: splits are records)
@@ -37,6 +37,17 @@ def split_indices(n: int, seed: int = 0, val_fraction: float = 0.05,
         raise InputError(f"corpus too small: {n} examples cannot be split into train/validation/test")
     return {"validation": sorted(perm[:n_val]), "test": sorted(perm[n_val:n_val + n_test]),
             "train": sorted(perm[n_val + n_test:])}
+
+
+def split_documents(names: "list[str]", seed: int = 0, val_fraction: float = 0.1,
+                    test_fraction: float = 0.1) -> dict[str, list[str]]:
+    """Split whole documents (e.g. IOSPE inscriptions, by file name) into train/validation/test:
+    :func:`split_indices` over the sorted, de-duplicated names, so a split depends only on the set
+    of names and the seed. Every example drawn from one document stays in that document's part.
+    IOSPE uses the defaults (seed 0, 80/10/10) for training, tuning and the README's test table."""
+    ordered = sorted(set(names))
+    parts = split_indices(len(ordered), seed, val_fraction, test_fraction)
+    return {part: [ordered[i] for i in idx] for part, idx in parts.items()}
 
 
 def model_dir(model: str | Path) -> Path | None:
