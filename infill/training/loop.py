@@ -13,6 +13,9 @@ compute output logits at selected positions and save the final artifact in the f
   mask id. ``span > 1`` masks contiguous spans instead (SpanBERT / Ithaca style: lengths drawn
   from Geometric(``span_p``) clipped to ``span``, until ``mask_rate`` of the maskable positions are
   chosen; one 80/10/10 decision per span), which trains the model for multi-token gaps.
+  ``whole_word``: words (a piece and the continuation pieces after it, ``Family.continues_word``)
+  are chosen instead of positions, each with probability ``mask_rate`` (at least one), and all
+  their pieces become labels, with one 80/10/10 decision per word (BERT's whole-word masking).
   The draw for example ``i`` in epoch ``e`` is a pure function of ``(seed, e, i)``.
   ``static``: the masks are drawn once per example when the dataset is built (epoch 0) and reused
   every epoch (saved in the checkpoint); ``dynamic``: re-drawn every epoch (the HCB beam-search
@@ -28,7 +31,8 @@ compute output logits at selected positions and save the final artifact in the f
   state, static masks) to ``checkpoint.pt`` every ``checkpoint_every`` steps and at the end;
   ``snapshot_every`` also saves the loadable model to ``snapshots/step<N>/`` (for accuracy-vs-
   training-time curves); ``resume=True`` continues from it and gives the same result as an uninterrupted run (on CPU);
-  a larger ``steps`` on resume extends the run. Ctrl-C or SIGTERM stops a run and saves both.
+  a larger ``steps`` on resume extends the run. Ctrl-C or SIGTERM stops a run at the next step
+  boundary and saves both (a resumed run is then exact too).
 """
 from __future__ import annotations
 
@@ -76,6 +80,7 @@ class TrainConfig:
     mask_rate: float = 0.15
     span: int = 1                     # longest masked span; >1: contiguous spans (SpanBERT/Ithaca)
     span_p: float = 0.2               # span lengths ~ Geometric(span_p), clipped to `span`
+    whole_word: bool = False          # mask whole words (families with continues_word)
     damage_rate: float = 0.0          # Ithaca-style '-' damage (families with damage_id only)
     steps: int | None = None          # planned optimizer steps (or give epochs)
     epochs: float | None = None
@@ -113,6 +118,8 @@ class TrainConfig:
             raise ConfigError(f"mask rate must be in (0, 1), got {self.mask_rate}")
         if not (isinstance(self.span, int) and self.span >= 1):
             raise ConfigError(f"--span must be an integer >= 1, got {self.span}")
+        if self.whole_word and self.span > 1:
+            raise ConfigError("--whole-word and --span > 1 are two different maskings: choose one")
         if not 0 < self.span_p <= 1:
             raise ConfigError(f"span probability must be in (0, 1], got {self.span_p}")
         if self.snapshot_every < 0:
@@ -196,6 +203,11 @@ class Family(ABC):
     def save(self, model: nn.Module, out: Path) -> None:
         """Write the final artifact (loadable with :func:`infill.load_model`) into ``out``."""
 
+    def continues_word(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """Bool tensor like ``ids``: True where a token continues the word before it (for
+        whole-word masking); None: the family has no words."""
+        return None
+
     def parameter_estimate(self) -> int:
         """Roughly how many parameters :meth:`build_model` will allocate (checked against the
         machine's memory before building it); 0 = unknown."""
@@ -240,6 +252,11 @@ def draw_corruption(ids: list[int], family: Family, cfg: TrainConfig, epoch: int
         can &= ~dmg
     if cfg.span > 1:
         chosen, span_id = _draw_spans(rng, can, cfg)
+    elif cfg.whole_word:
+        cont = family.continues_word(x)
+        if cont is None:
+            raise ConfigError(f"the {family.name} family has no words: --whole-word is for english")
+        chosen, span_id = _draw_words(rng, can, cont.numpy(), cfg.mask_rate)
     else:
         chosen = (rng.random(len(ids)) < cfg.mask_rate) & can
         if not chosen.any() and can.any():
@@ -258,6 +275,27 @@ def draw_corruption(ids: list[int], family: Family, cfg: TrainConfig, epoch: int
             inp[p] = int(rand_pool[rng.integers(len(rand_pool))])
         # else: unchanged
     return inp, labels
+
+
+def _draw_words(rng: np.random.Generator, can: np.ndarray, cont: np.ndarray, rate: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Whole words: each word (a maskable piece not continuing a word, with the maskable
+    continuation pieces after it) chosen with probability ``rate``, at least one.
+    Returns (chosen [T] bool, word index [T]: the pieces of one word share it)."""
+    T = len(can)
+    word = np.arange(T)
+    for p in range(1, T):
+        if can[p] and cont[p] and can[p - 1]:
+            word[p] = word[p - 1]
+    starts = np.flatnonzero(can & (word == np.arange(T)))
+    chosen = np.zeros(T, dtype=bool)
+    if not len(starts):
+        return chosen, word
+    pick = starts[rng.random(len(starts)) < rate]
+    if not len(pick):
+        pick = starts[rng.integers(len(starts)):][:1]
+    chosen = np.isin(word, pick) & can
+    return chosen, word
 
 
 def _draw_spans(rng: np.random.Generator, can: np.ndarray, cfg: TrainConfig
@@ -620,8 +658,8 @@ class Trainer:
             if self.step % cfg.eval_every == 0 or self.step == self.total:
                 e = self.evaluate(self.train_loss)
                 tqdm.write(f"step {self.step}/{self.total}  train_loss {self.train_loss:.4f}  "
-                           f"val_loss {e['val_loss']:.4f}  val_acc {e['val_accuracy']:.4f}")
-                sys.stdout.flush()
+                           f"val_loss {e['val_loss']:.4f}  val_acc {e['val_accuracy']:.4f}",
+                           file=sys.stderr)    # progress: stdout is the result's alone
             if self.step % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
             if cfg.snapshot_every and self.step % cfg.snapshot_every == 0:
@@ -650,26 +688,37 @@ class Trainer:
 
     def run(self) -> TrainResult:
         """restore (with ``resume``) -> evaluate the untrained model -> run_steps -> finalize.
-        SIGTERM (``kill``) ends the run at the next step boundary; Ctrl-C at once; both keep what
-        was learned (checkpoint and model are saved)."""
+        Ctrl-C (SIGINT) and SIGTERM (``kill``) end the run at the next step boundary and keep
+        what was learned (checkpoint and model are saved), so ``resume`` continues it exactly;
+        a second Ctrl-C stops at once without saving (the last checkpoint stays)."""
         if self.cfg.resume:
             self.restore()
         if self.step == 0:          # the untrained model's validation numbers, for reference
             self.evaluate(None)
         bar = tqdm(total=self.total, initial=self.step, disable=not self.cfg.progress,
                    desc=f"train {self.family.name}", dynamic_ncols=True)
-        previous = None
+        previous = {}
         if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, lambda *_: self.stop_request.append(1))
+            previous = {sig: signal.signal(sig, self._request_stop)
+                        for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             stopped = self.run_steps(bar)
-        except KeyboardInterrupt:
-            stopped = "interrupted"
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             bar.close()
         return self.finalize(stopped)
+
+    def _request_stop(self, signum: int, frame) -> None:
+        """Signal handler: stop at the next step boundary (a step cut short would leave its
+        random draws and a half-updated optimizer in the checkpoint, and a resumed run would
+        differ from an uninterrupted one)."""
+        if signum == signal.SIGINT and self.stop_request:
+            raise KeyboardInterrupt          # Ctrl-C twice: stop now, keep the last checkpoint
+        self.stop_request.append(signum)
+        if signum == signal.SIGINT:
+            tqdm.write("note: stopping after this step (Ctrl-C again to stop at once without "
+                       "saving)", file=sys.stderr)
 
 
 def train(family: Family, corpus: str | Path, cfg: TrainConfig) -> TrainResult:

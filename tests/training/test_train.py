@@ -288,7 +288,8 @@ def test_a_plan_beyond_the_step_limit_is_refused(tmp_path, greek_corpus):
 
 
 class Interrupted(GreekFamily):
-    """Is interrupted (Ctrl-C, or SIGTERM from `kill`) in its 5th training forward pass."""
+    """Is interrupted (Ctrl-C = SIGINT, or SIGTERM from `kill`) in its 5th training forward
+    pass; "ctrl-c twice" sends SIGINT twice there."""
 
     calls = 0
     how = "ctrl-c"
@@ -297,9 +298,8 @@ class Interrupted(GreekFamily):
         if model.training:
             self.calls += 1
             if self.calls == 5:
-                if self.how == "ctrl-c":
-                    raise KeyboardInterrupt
-                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(2 if self.how == "ctrl-c twice" else 1):
+                    os.kill(os.getpid(), signal.SIGTERM if self.how == "sigterm" else signal.SIGINT)
         return super().logits(model, input_ids, attention_mask, select)
 
 
@@ -308,16 +308,29 @@ def test_interrupt_saves_checkpoint_and_model(tmp_path, greek_corpus, how):
     out = tmp_path / "int"
     fam = Interrupted(**TINY_GREEK)
     fam.how = how
-    before = signal.getsignal(signal.SIGTERM)
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     res = train(fam, greek_corpus, cfg(out, steps=20))
-    assert signal.getsignal(signal.SIGTERM) is before      # the loop restores the handler
-    # Ctrl-C stops at once (step 5 never happened); SIGTERM lets step 5 finish, then stops
-    done = 4 if how == "ctrl-c" else 5
-    assert res.stopped == "interrupted" and res.step == done
-    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == done
+    # the loop restores the handlers
+    assert {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)} == before
+    # both let the interrupted step (5) finish, then stop: the checkpoint is at a step boundary
+    assert res.stopped == "interrupted" and res.step == 5
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 5
     assert isinstance(infill.load_model(str(out), device="cpu"), CharMaskedLM)
     resumed = train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, steps=20, resume=True))
     assert resumed.step == 20 and resumed.stopped == "steps"
+
+
+def test_ctrl_c_twice_stops_at_once_keeping_the_last_checkpoint(tmp_path, greek_corpus):
+    out = tmp_path / "int"
+    fam = Interrupted(**TINY_GREEK)
+    fam.how = "ctrl-c twice"
+    with pytest.raises(KeyboardInterrupt):
+        train(fam, greek_corpus, cfg(out, steps=20, checkpoint_every=2))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # the half-done 5th step is not saved: the checkpoint is the last periodic one (step 4)
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 4
+    resumed = train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, steps=6, resume=True))
+    assert resumed.step == 6
 
 
 def test_loop_errors(tmp_path, greek_corpus):
