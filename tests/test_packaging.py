@@ -34,6 +34,7 @@ def test_wheel_contents(wheel):
                   "greek/charmodel.json", "protein/esm2_protein.pt"):
         assert f"infill/assets/models/{model}" in names
     assert "infill/serve/static/index.html" in names
+    assert "infill/models/bigbird_blocks_768.npy" in names     # Ithaca's attention pattern
     assert "infill/assets/antibody/hiv_bnab_heavy.fa" in names
 
 

@@ -5,9 +5,16 @@ import json
 from pathlib import Path
 
 from infill.errors import ModelLoadError
-from infill.models.base import Encoding, MaskedLM
 
 __all__ = ["Encoding", "MaskedLM", "load_model"]
+
+
+def __getattr__(name: str):
+    """``Encoding`` and ``MaskedLM`` on first use (importing this package costs no torch)."""
+    if name in ("Encoding", "MaskedLM"):
+        from infill.models import base
+        return getattr(base, name)
+    raise AttributeError(f"module 'infill.models' has no attribute {name!r}")
 
 
 def load_model(name_or_path: str, device: str | None = None, dtype: str | None = None,
@@ -31,6 +38,8 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
     - a directory with ``config.json``: a Hugging Face masked LM (ESM2 directories get the
       protein adapter), with ``charmodel.json``: an Ithaca-style character model;
     - a ``.pt`` file: a fair-esm checkpoint (``esm2_t6_8M_UR50D.pt``-style);
+    - a ``.pkl`` file: Ithaca's published checkpoint (read with a restricted unpickler), and a
+      directory with ``ithaca.json``: an Ithaca-architecture model saved by infill;
     - otherwise a hub id (Hugging Face, or a fair-esm pretrained name such as
       ``esm2_t6_8M_UR50D``), which needs network access.
     """
@@ -47,8 +56,11 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
         if path.suffix == ".pt":
             from infill.models.esm import load_fair_esm
             return load_fair_esm(str(path), device=device, dtype=dtype, **options)
+        if path.suffix == ".pkl":
+            from infill.models.ithaca import load_ithaca_checkpoint
+            return load_ithaca_checkpoint(str(path), device=device, dtype=dtype, **options)
         raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
-                             "checkpoint or a model directory)")
+                             "checkpoint, an Ithaca .pkl checkpoint or a model directory)")
     if path.is_dir():
         from infill.models.antibody import META_FILE
         if (path / META_FILE).exists():
@@ -57,6 +69,9 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
         if (path / "charmodel.json").exists():
             from infill.models.char import load_char
             return load_char(str(path), device=device, dtype=dtype, **options)
+        if (path / "ithaca.json").exists():
+            from infill.models.ithaca import load_ithaca
+            return load_ithaca(str(path), device=device, dtype=dtype, **options)
         if not (path / "config.json").exists():
             checkpoints = [p for p in sorted(path.glob("*.pt"))
                            if not p.name.endswith("-contact-regression.pt") and p.name != "checkpoint.pt"]
