@@ -44,6 +44,7 @@ written ``[.?]``, and counts above :data:`MAX_COUNT`.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -66,6 +67,7 @@ _VACAT = re.compile(r"\(\s*vac(?:at|\.)(?:\s*(?:\d+|\?))?\s*\)|\bvac(?:at\b|\.)(
 _DOUBT = re.compile(r"\(\s*\?\s*\)")
 _APPROX = re.compile(r"ca?\.\s*(\d+)")
 _EXACT = re.compile(r"[.\u2024](\d+)")
+_SIGLA_CHARS = "[]⟦⟧〚〛()⟨⟩<>{}⸢⸣|‖"
 _SIGLA = re.compile(r"[\[\]⟦⟧〚〛()⟨⟩<>{}⸢⸣|‖]|vac(?:at|\.)")
 
 
@@ -102,6 +104,7 @@ class _Scanner:
     def __init__(self, text: str, marker: str):
         self.text, self.marker = text, marker
         self.stack: list[tuple[str, str, int]] = []     # (opener, kind, column)
+        self.open_kinds: set[str] = set()                # the kinds on the stack
         self.out: list[tuple[str, str]] = []            # (kind, piece): text | sigla | space | edge
 
     def fail(self, message: str, col: int) -> InputError:
@@ -109,7 +112,7 @@ class _Scanner:
                           f"{self.text[max(0, col - 12):col + 12]!r}")
 
     def in_kind(self, kind: str) -> bool:
-        return any(k == kind for _, k, _ in self.stack)
+        return kind in self.open_kinds
 
     def emit(self, kind: str, piece: str) -> None:
         if not self.in_kind("deletion"):
@@ -117,7 +120,15 @@ class _Scanner:
 
     def run(self, notes: list[str]) -> str:
         t, i = self.text, 0
+        stops = "".join(set(_SIGLA_CHARS + (self.marker[:1] or "[")))
+        plain = re.compile(f"[^{re.escape(stops)}]+")
         while i < len(t):
+            if "lacuna" not in self.open_kinds:
+                m = plain.match(t, i)     # a run of plain text, in one piece (linear, fast)
+                if m:
+                    self.emit("text", m.group(0))
+                    i = m.end()
+                    continue
             if self.marker and t.startswith(self.marker, i):
                 self.emit("text", self.marker)
                 i += len(self.marker)
@@ -131,6 +142,7 @@ class _Scanner:
                 if self.in_kind(kind):
                     raise self.fail(f"{opener!r} inside another {kind}", i)
                 self.stack.append((opener, kind, i))
+                self.open_kinds.add(kind)
                 self.emit_edge(kind)
                 i += len(opener)
                 continue
@@ -176,6 +188,7 @@ class _Scanner:
         if kind == "deletion" and col + 1 == i:
             raise self.fail(f"empty {opener}{closer}", col)
         self.stack.pop()
+        self.open_kinds.discard(kind)     # one of a kind at a time: nesting it is refused
         self.emit_edge(kind, opening=False)
 
     def emit_edge(self, kind: str, opening: bool = True) -> None:
@@ -213,7 +226,11 @@ class _Scanner:
         return i + 1
 
     def count(self, digits: str, col: int) -> int:
-        n = int(digits)
+        significant = digits.lstrip("0") or "0"
+        if len(significant) > len(str(MAX_COUNT)):     # never int() thousands of digits
+            raise self.fail(f"a lacuna count must be between 1 and {MAX_COUNT}, got a number of "
+                            f"{len(significant):,} digits", col)
+        n = int(significant)
         if not 1 <= n <= MAX_COUNT:
             raise self.fail(f"a lacuna count must be between 1 and {MAX_COUNT}, got {n}", col)
         return n
@@ -228,9 +245,10 @@ class _Scanner:
         for n, (kind, piece) in enumerate(self.out):
             if kind == "edge":
                 continue
-            if kind == "space":
-                prev = next((kinds[m] for m in reversed(solid) if m < n), "edge")
-                nxt = next((kinds[m] for m in solid if m > n), "edge")
+            if kind == "space":     # its solid neighbours, by bisection (linear overall)
+                k = bisect.bisect_left(solid, n)
+                prev = kinds[solid[k - 1]] if k > 0 else "edge"
+                nxt = kinds[solid[k]] if k < len(solid) else "edge"
                 if "edge" in (prev, nxt) or prev == nxt == "sigla":
                     continue
             pieces.append(piece)
