@@ -10,7 +10,7 @@ from .options import (FiniteFloat, allow_special_option, deprecated, device_opti
                       input_option, json_option, model_option, no_window_option, seed_option,
                       speed_options)
 from infill.decoding.proposals import MAX_TEMPERATURE
-from infill.mcmc import BLOCK_SCHEDULES, ENERGIES, INITS, ORDERS
+from infill.requests import BLOCK_SCHEDULES, ENERGIES, INITS, SWEEP_ORDERS as ORDERS
 
 energy_option = click.option(
     "--energy", type=click.Choice(ENERGIES), default=ENERGIES[0], show_default=True,
@@ -217,7 +217,7 @@ def rescore(texts, model, input_file, energy, top, device, dtype, quantize, comp
     # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all
     mine = [i for i in range(len(records)) if shard.owns(i)]
     with LongInputs.quiet():
-        scored_mine = rescore_each(lm, [records[i].text for i in mine], kind=energy,
+        scored_mine = rescore_each(lm, [records[i].text for i in mine], energy=energy,
                                    window=long_inputs.window) if mine else []
     parts = shard.gather(list(zip(mine, scored_mine)))
     failed_any = None

@@ -20,7 +20,7 @@ import torch
 from infill.config import DecodeConfig
 from infill.decoding.engine import Hypothesis, beam_search
 from infill.decoding.windows import Window, windows_for
-from infill.errors import ConfigError, InfillError, InputError
+from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 
@@ -142,10 +142,6 @@ class FillResult:
         return {"id": id, "input": self.input, "model": model, "config": config.to_json(),
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
-
-
-class LongInputWarning(UserWarning):
-    """Some input exceeded the model's maximum length and was decoded in context windows."""
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int = 5,

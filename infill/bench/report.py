@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from infill.bench.metrics import corpus_bleu, usable_ks
+from infill.data.units import infer_unit  # noqa: F401 (re-exported: summaries' units)
 
 
 def _mean(xs) -> float:
@@ -139,24 +140,6 @@ def pool_sentence(summary: dict) -> str:
 
 
 # ---- names and units ---------------------------------------------------------------------------
-_FASTA = (".fa", ".fasta", ".faa", ".fas")
-
-
-def infer_unit(config: dict) -> str:
-    """What a gap of a run is counted in, from its configuration alone (for summaries written
-    before the model's ``unit`` was stored): residues for protein models or FASTA data,
-    characters for Greek / character models, else tokens."""
-    family = str(config.get("family") or "")
-    model, data = str(config.get("model", "")), str(config.get("data", ""))
-    low = f"{model} {data}".lower()
-    if family == "protein" or data.lower().endswith(_FASTA) or "protein" in low \
-            or Path(model).name.lower().startswith("esm"):
-        return "residues"
-    if family == "greek" or "greek" in low or (Path(model) / "charmodel.json").is_file():
-        return "characters"
-    return "tokens"
-
-
 def display_name(name: str) -> str:
     """A short name for titles: builtin names and hub ids as they are, a path as its last two
     parts (``.../step200/esm2_protein.pt`` -> ``step200/esm2_protein.pt``)."""

@@ -28,6 +28,7 @@ from infill.data.corpora import CORPORA, load_texts
 from infill.data.files import ensure_dir
 from infill.data.files import read_lines as _read_lines
 from infill.data.splits import heldout, training_record
+from infill.data.units import infer_unit
 from infill.errors import InputError
 from infill.joint.constructions import JOINT_NAMES, AGInfo, kl_divergence, build_joints, conditionals
 from infill.joint.tables import PairTables, pair_tables_batch
@@ -368,7 +369,6 @@ def write_outputs(result: JointEval, out_dir: str | Path, title: str = "") -> di
         md.append(f"| {row['distance']} | {row['count']} | "
                   + " | ".join(f"{breakdown[n][k]['pair_nll']:.3f}" for n in breakdown) + " |")
     (out / "joint.md").write_text("\n".join(md) + "\n")
-    from infill.bench.report import infer_unit
     png = plot_distance(breakdown, out / "distance.png", f"{title}: {result.settings.get('n')} "
                         "pairs" if title else "",
                         unit=result.settings.get("unit") or infer_unit(result.settings))

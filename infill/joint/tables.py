@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from infill.decoding.windows import windows_for
-from infill.errors import ConfigError, InputError
+from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.joint.constructions import normalize_columns, normalize_rows
 from infill.models.base import MaskedLM, pad_batch
 
@@ -106,7 +106,7 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
     ``gold[k]`` = (gold token at a, gold token at b) for item k (added to the candidate sets), or
     None. ``logits``: fetch raw logits for MRF-L (default: when the adapter has ``logits``).
     An input longer than the model's maximum length is read in the longest context window
-    centred on its pair (``PairTables.window``; a :class:`~infill.api.LongInputWarning` says
+    centred on its pair (``PairTables.window``; a :class:`~infill.errors.LongInputWarning` says
     so); ``window=False`` makes it an error.
     """
     if joint_size < 1:
@@ -132,7 +132,6 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
         cuts.append(cut)
     long = sum(c is not None for c in cuts)
     if long:
-        from infill.api import LongInputWarning
         warnings.warn(f"{long} input(s) longer than the model's maximum length "
                       f"({model.max_length} tokens): read in the longest context window centred "
                       "on the pair", LongInputWarning, stacklevel=2)

@@ -13,7 +13,6 @@ visit counts, the best state) in :class:`Chains`, advanced one step at a time.
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -21,23 +20,18 @@ from dataclasses import dataclass, field
 
 import torch
 
-from infill.config import DecodeConfig, check_seed
-from infill.decoding.proposals import check_top_p
+from infill.config import DecodeConfig
 from infill.decoding.windows import windows_for
-from infill.errors import ConfigError, InputError
-from infill.mcmc.energy import ENERGIES, score_function, energy_terms, scored_positions
+from infill.errors import ConfigError, InputError, LongInputWarning
+from infill.mcmc.energy import score_function, energy_terms, scored_positions
 from infill.mcmc.kernel import block_sizes, log_acceptance, propose, temperatures
 from infill.models.base import MaskedLM
+from infill.requests import BLOCK_SCHEDULES, INITS, SWEEP_ORDERS, SampleRequest
 
 __all__ = ["BLOCK_SCHEDULES", "INITS", "ORDERS", "ChainResult", "Chains", "MHOptions", "SampleResult", "Visit", "mh", "sample"]
 
-ORDERS = ("left-to-right", "random")
+ORDERS = SWEEP_ORDERS
 """Visiting orders of the gap positions within a sweep."""
-BLOCK_SCHEDULES = ("anneal", "fixed")
-"""anneal: the block size falls linearly from ``block`` to 1 over the epochs; fixed: constant."""
-INITS = ("greedy", "random")
-"""Named warm starts of the chains (token tuples are accepted too)."""
-"""Orders in which a sweep visits the gap positions."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,100 +111,21 @@ class SampleResult(ChainResult):
 # ---------------------------------------------------------------------------------------------
 # options
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MHOptions:
-    """Every option of :func:`mh`, validated at construction.
-
-    energy               -- "local" (E_local) or "raw" (E_raw, needs the model's logits)
-    proposal_temperature -- temper the masked-conditional proposal (its exact r enters the ratio)
-    top_p                -- nucleus-truncate the proposal (None: no truncation)
-    block, block_schedule -- positions proposed together; "anneal" lowers the block size
-                            linearly to 1 over the epochs, "fixed" keeps it
-    target_temperature   -- tau at epoch 0; ``anneal`` lowers it by that much per epoch, down to
-                            ``min_temperature``
-    epochs, chains       -- sweeps over the gap positions; chains run as one batch
-    order                -- "left-to-right" or "random" visiting order within a sweep
-    burn_in              -- epochs not counted in the visit counts
-    init                 -- warm start: "greedy", "random", a token tuple, or a list of tuples /
-                            hypotheses with ``.tokens`` (cycled over the chains)
-    gibbs                -- the degenerate Gibbs baseline: always accept
-    """
-
-    energy: str = "local"
-    proposal_temperature: float = 1.0
-    top_p: float | None = None
-    block: int = 1
-    block_schedule: str = "anneal"
-    target_temperature: float = 1.0
-    anneal: float = 0.0
-    min_temperature: float = 0.01
-    epochs: int = 10
-    chains: int = 4
-    order: str = "left-to-right"
-    burn_in: int = 0
-    init: object = "greedy"
-    gibbs: bool = False
-    allow_special: bool = False
-    seed: int = 0
-    max_rows: int = 256
-
-    def __post_init__(self):
-        def positive(x, what):
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
-                    or x <= 0:
-                raise ConfigError(f"{what} must be a finite number > 0, got {x!r}")
-
-        def count(x, what, low=1):
-            if isinstance(x, bool) or not isinstance(x, int) or x < low:
-                raise ConfigError(f"{what} must be an integer >= {low}, got {x!r}")
-
-        if self.energy not in ENERGIES:
-            raise ConfigError(f"unknown energy {self.energy!r}; choose one of {', '.join(ENERGIES)}")
-        positive(self.proposal_temperature, "the proposal temperature")
-        if self.top_p is not None:
-            check_top_p(self.top_p, "top_p")
-        count(self.block, "the block size")
-        if self.block_schedule not in BLOCK_SCHEDULES:
-            raise ConfigError(f"block_schedule must be one of {', '.join(BLOCK_SCHEDULES)}")
-        positive(self.target_temperature, "the target temperature")
-        positive(self.min_temperature, "the minimum target temperature")
-        if isinstance(self.anneal, bool) or not isinstance(self.anneal, (int, float)) \
-                or not math.isfinite(self.anneal) or self.anneal < 0:
-            raise ConfigError("anneal must be a finite number >= 0 (temperature decrease per epoch)")
-        count(self.epochs, "epochs")
-        count(self.chains, "chains")
-        count(self.max_rows, "max_rows")
-        if self.order not in ORDERS:
-            raise ConfigError(f"unknown order {self.order!r}; choose one of {', '.join(ORDERS)}")
-        if isinstance(self.burn_in, bool) or not isinstance(self.burn_in, int) \
-                or not 0 <= self.burn_in < self.epochs:
-            raise ConfigError("burn_in must be in [0, epochs)")
-        check_seed(self.seed)
-
-    @classmethod
-    def from_options(cls, options: "MHOptions | None" = None, **kw) -> "MHOptions":
-        """``options`` with keywords applied; ``temperature=`` (the target temperature's old
-        name) is accepted with a DeprecationWarning."""
-        if "temperature" in kw:
-            warnings.warn("the MH option 'temperature' is now 'target_temperature' "
-                          "(--target-temperature)", DeprecationWarning, stacklevel=3)
-            kw["target_temperature"] = kw.pop("temperature")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(kw) - names)
-        if unknown:
-            raise ConfigError(f"unknown MH option(s) {', '.join(unknown)}")
-        base = options if options is not None else cls()
-        return dataclasses.replace(base, **kw) if kw else base
+MHOptions = SampleRequest
+"""Every option of :func:`mh` (:class:`infill.requests.SampleRequest`), validated at
+construction; ``from_options`` reads the old ``temperature=`` as ``target_temperature=``."""
 
 
 # ---------------------------------------------------------------------------------------------
 # initial states
 # ---------------------------------------------------------------------------------------------
-def _greedy(model: MaskedLM, ids: list[int], allow_special: bool) -> tuple[int, ...]:
-    """Left-to-right greedy fill: beam size 1 with the standard scorer (the beam engine)."""
+def _greedy(model: MaskedLM, ids: list[int], allow_special: bool,
+            positions: list[int]) -> tuple[int, ...]:
+    """Left-to-right greedy fill of ``positions``: beam size 1 with the standard scorer."""
     from infill.decoding.engine import beam_search
     hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
-                                                  beam_size=1, allow_special=allow_special))[0]
+                                                  beam_size=1, allow_special=allow_special),
+                       gaps=[list(positions)])[0]
     return tuple(int(t) for t in hyps[0].tokens)
 
 
@@ -224,7 +139,7 @@ def _initial_states(model, ids, positions, allowed, allow_special, init, chains,
             start = list(ids)
             for p in positions:
                 start[p] = model.mask_id
-            return torch.tensor(_greedy(model, start, allow_special)).repeat(chains, 1)
+            return torch.tensor(_greedy(model, start, allow_special, positions)).repeat(chains, 1)
         if init == "random":
             choices = allowed.nonzero()[:, 0]
             pick = torch.randint(len(choices), (chains, n), generator=gen)
@@ -407,7 +322,7 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
     visited first; ``.best`` is the lowest-energy completion seen. Options as in :func:`mh`.
     A text longer than the model's maximum length is sampled in the context window centred on
     its gaps (the energy is that of the windowed sequence; ``.windows`` records it and a
-    :class:`~infill.api.LongInputWarning` says so); ``window=False`` makes it an error.
+    :class:`~infill.errors.LongInputWarning` says so); ``window=False`` makes it an error.
     """
     o = MHOptions.from_options(options, **kw)
     if isinstance(text, (list, tuple)):
@@ -427,7 +342,6 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
 
     windows = []
     if len(enc.input_ids) > model.max_length:
-        from infill.api import LongInputWarning
         windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}]
         warnings.warn(f"input longer than the model's maximum length ({model.max_length} "
                       "tokens): sampled in the longest context window centred on the gaps",

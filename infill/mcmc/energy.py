@@ -17,22 +17,23 @@ from dataclasses import dataclass, field
 import torch
 
 from infill.decoding.windows import body_bounds, truncate
-from infill.errors import ConfigError, InfillError, InputError
+from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models.base import MaskedLM, pad_batch
+from infill.requests import ENERGIES, RescoreRequest
 
 __all__ = ["ENERGIES", "Scored", "energy", "energy_terms", "rescore", "rescore_each",
            "scored_positions", "sliding_window"]
 
-ENERGIES = ("local", "raw")
 
 
 def scored_positions(model: MaskedLM, ids: Sequence[int]) -> list[int]:
     """Positions t that E sums over: every position holding an ordinary output token.
 
     Structural specials (cls/bos, sep/eos, pad) and any other id in ``model.special_ids`` are
-    skipped; a sequence still holding ``model.mask_id`` cannot be scored (InputError).
+    skipped; a sequence still holding ``model.mask_id`` cannot be scored (InputError), unless
+    the mask is also a text symbol (``model.mask_in_text``: it is then skipped as a special).
     """
-    if any(int(i) == model.mask_id for i in ids):
+    if not model.mask_in_text and any(int(i) == model.mask_id for i in ids):
         raise InputError("cannot compute the energy of a sequence that still holds a mask")
     special = model.special_ids
     return [t for t, i in enumerate(ids) if int(i) < model.vocab_size and int(i) not in special]
@@ -85,7 +86,6 @@ def sliding_window(model: MaskedLM, ids: Sequence[int]) -> list[dict]:
 
 
 def _warn_long(model: MaskedLM, n: int) -> None:
-    from infill.api import LongInputWarning
     warnings.warn(f"{n} text(s) longer than the model's maximum length ({model.max_length} "
                   "tokens): each position scored in the longest context window centred on it",
                   LongInputWarning, stacklevel=3)
@@ -178,13 +178,15 @@ class Scored:
         return bool(self.windows)
 
 
-def rescore(model: MaskedLM, texts_or_ids, kind: str = "local", max_rows: int = 256,
-            window: bool = True) -> list[float]:
+def rescore(model: MaskedLM, texts_or_ids, energy: str = "local", max_rows: int = 256,
+            window: bool = True, **renamed) -> list[float]:
     """Energies of complete texts (tokenized with the model's specials) or id sequences, in
     input order. Lower is better; sort by it to rank completions (e.g. a beam). A sequence
     longer than the model's maximum length scores each position in a context window centred on
-    it (a :class:`~infill.api.LongInputWarning` says so; ``window=False``: the length error). A
-    text with nothing to score raises InputError."""
+    it (a :class:`~infill.errors.LongInputWarning` says so; ``window=False``: the length error). A
+    text with nothing to score raises InputError. Options: :class:`~infill.requests.RescoreRequest`
+    (``kind=`` is the old name of ``energy=``)."""
+    o = RescoreRequest.from_options(energy=energy, max_rows=max_rows, window=window, **renamed)
     items = [texts_or_ids] if isinstance(texts_or_ids, str) else list(texts_or_ids)
     if not items:
         return []
@@ -192,28 +194,29 @@ def rescore(model: MaskedLM, texts_or_ids, kind: str = "local", max_rows: int = 
         items = [items]
     seqs = [model.tokenize(it) if isinstance(it, str) else list(it) for it in items]
     for s in seqs:
-        if not window:
+        if not o.window:
             model.check_length(len(s))
         if not scored_positions(model, s):
             raise InputError("nothing to score: the text has no ordinary token")
     long = sum(len(s) > model.max_length for s in seqs)
     if long:
         _warn_long(model, long)
-    return energy(model, seqs, kind, max_rows=max_rows).tolist()
+    return _energy(model, seqs, o.energy, max_rows=o.max_rows).tolist()
 
 
-def rescore_each(model: MaskedLM, texts: Sequence[str], kind: str = "local",
-                 max_rows: int = 256, window: bool = True) -> list[Scored]:
+def rescore_each(model: MaskedLM, texts: Sequence[str], energy: str = "local",
+                 max_rows: int = 256, window: bool = True, **renamed) -> list[Scored]:
     """:func:`rescore` for many texts, one :class:`Scored` each (errors reported per text,
     the others scored together; ``window=False``: a text longer than the model's maximum length
     gets the length error)."""
-    score_function(model, kind)
+    o = RescoreRequest.from_options(energy=energy, max_rows=max_rows, window=window, **renamed)
+    score_function(model, o.energy)
     out = [Scored() for _ in texts]
     ok, seqs = [], []
     for i, text in enumerate(texts):
         try:
             ids = model.tokenize(text)
-            if not window:
+            if not o.window:
                 model.check_length(len(ids))
             n = len(scored_positions(model, ids))
             if n == 0:
@@ -228,6 +231,9 @@ def rescore_each(model: MaskedLM, texts: Sequence[str], kind: str = "local",
     if long:
         _warn_long(model, long)
     if seqs:
-        for i, e in zip(ok, energy(model, seqs, kind, max_rows=max_rows).tolist()):
+        for i, e in zip(ok, _energy(model, seqs, o.energy, max_rows=o.max_rows).tolist()):
             out[i].energy = e
     return out
+
+
+_energy = energy      # the function, where a parameter of that name hides it
