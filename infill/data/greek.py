@@ -35,6 +35,9 @@ _MAP = {
     "\u037e": ";",                 # Greek question mark
 }
 _WS = re.compile(r"\s+")
+# apostrophes (elision) and the koronis: punctuation, dropped -- never the unknown symbol, although
+# Unicode files some of them as modifier letters or symbols (U+02BC, U+1FBD, U+1FBF, U+00B4 ...)
+_APOSTROPHES = frozenset("'\u2019\u2018\u02bc\u02b9\u02bd\u1fbd\u1fbf\u1fef\u1ffd\u00b4\u0060\u2032")
 
 
 class Alphabet:
@@ -114,7 +117,7 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
        (default) also keep the restoration symbols ``-`` (missing) and ``?`` (to restore);
        with ``unknown`` (user input) a letter, number or symbol the alphabet lacks (Latin,
        CJK, emoji, ...) becomes the unknown symbol ``^``, as Ithaca does; drop everything else:
-       other punctuation (elision apostrophes ``ʼ ’ '``, koronis, quotes, dashes, brackets,
+       other punctuation (elision apostrophes ``ʼ ’ ' ᾽``, koronis, quotes, dashes, brackets,
        ``:`` ``!``), Greek numeral signs, and -- without ``unknown`` (training text) -- other
        scripts;
     6. collapse every whitespace run to one space; with ``strip`` (default) trim both ends.
@@ -126,7 +129,7 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
         keep |= {alphabet.missing, alphabet.mask}
     out = []
     for c in unicodedata.normalize("NFD", text).lower():
-        if unicodedata.combining(c):
+        if unicodedata.combining(c) or c in _APOSTROPHES:
             continue
         c = _MAP.get(c, c)
         if c.isdigit():

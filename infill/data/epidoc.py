@@ -1,0 +1,429 @@
+"""EpiDoc TEI editions <-> infill's gapped text (reading; :mod:`infill.data.epidoc_write` writes).
+
+:func:`read_edition` parses an EpiDoc file safely (no DTD, no entity expansion, no network, a size
+bound) and reads its edition ``<div type="edition">`` into a stream of *atoms*: characters (each
+with the XML node, slot -- its ``text`` or ``tail`` -- and offset it came from), soft word
+boundaries, and *lost stretches* (:class:`Lacuna`). :meth:`Edition.render` turns the stream into
+the text a Greek model reads, with each lost stretch shown in one of three ways:
+
+- ``"text"``: the editor's supplement as text (a ``<supplied reason="lost">``);
+- ``"restore"``: ``?`` per character to restore (a ``<gap reason="lost">`` of known quantity, or a
+  supplement hidden with ``hide_supplied``);
+- ``"missing"``: ``-`` per character, not restored (``---`` when the extent is unknown).
+
+How elements read (everything else is read as plain text and listed in the notes):
+
+======================================  ===============================================
+element                                 read as
+======================================  ===============================================
+``<lb/>``                               a word boundary; ``break="no"``: none (the
+                                        word runs on, whitespace around it ignored)
+``<w>``, ``<unclear>``, ``<name>`` ...  their text (containers)
+``<expan>``, ``<abbr>``, ``<ex>``       the expanded word (abbreviation + expansion)
+``<am>``                                dropped (an abbreviation mark, not a letter)
+``<choice>``                            ``<corr>``, ``<reg>``, ``<expan>`` (the editor's
+                                        reading); ``<sic>``, ``<orig>``, ``<abbr>`` dropped
+``<app>``                               ``<lem>``; ``<rdg>`` dropped
+``<g>``, ``<space>``, ``<milestone>``   a word boundary (a sign or a vacat)
+``<num>``, ``<orig>``, ``<del>``        their text
+``<surplus>``, ``<note>``,              dropped (superfluous letters; commentary)
+``<certainty>``
+``<gap reason="lost">``                 quantity q, unit character: q to restore;
+                                        ``precision="low"`` or ``atLeast``/``atMost``: an
+                                        uncertain length (:attr:`Lacuna.lengths`); unknown
+                                        extent or lines: missing, not restored
+``<gap>`` of another reason             missing, not restored
+``<supplied reason="lost">``            the editor's supplement (a lost stretch)
+``<supplied>`` of another reason        its text
+======================================  ===============================================
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infill.data.files import read_text
+from infill.errors import InputError
+
+__all__ = ["MAX_BYTES", "TEI", "Atom", "Edition", "Lacuna", "Rendered", "approximate_lengths",
+           "is_epidoc", "parse_xml", "read_edition", "read_edition_text"]
+
+TEI = "http://www.tei-c.org/ns/1.0"
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+MAX_BYTES = 20 * 2 ** 20
+"""The largest EpiDoc file read (an inscription's file is a few kB; the largest IOSPE file 100 kB)."""
+UNKNOWN_RUN = "---"
+"""How a lost stretch of unknown extent is shown (missing, not restored), as Leiden ``[---]``."""
+
+_CONTAINERS = {"w", "unclear", "name", "persName", "placeName", "roleName", "rs", "date", "seg",
+               "hi", "ab", "div", "l", "lg", "expan", "abbr", "ex", "num", "orig", "del", "lem",
+               "corr", "reg", "add", "p", "handShift", "foreign", "geogName", "orgName", "measure"}
+_BLOCKS = {"ab", "div", "l", "lg", "p"}
+_BOUNDARIES = {"g", "space", "milestone", "cb", "pb"}
+_DROPPED = {"am", "surplus", "note", "certainty", "rdg", "sic", "join", "figure", "link"}
+_CHOICE_KEEP = ("corr", "reg", "expan", "lem")
+_ENTITY_DECL = re.compile(r"<!ENTITY", re.I)
+_DECL = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One item of an edition's text stream. ``kind``: ``char`` (``char`` from ``node``'s
+    ``slot`` -- ``"text"`` or ``"tail"`` -- at ``offset``), ``space`` (a word boundary),
+    ``glue`` (no word boundary here: ``<lb break="no"/>``), ``lost`` (lacuna ``lacuna``),
+    ``missing`` (``count`` characters lost and not restored; 0 = unknown extent)."""
+
+    kind: str
+    char: str = ""
+    node: object = None
+    slot: str = ""
+    offset: int = 0
+    lacuna: int = -1
+    count: int = 0
+
+
+@dataclass
+class Lacuna:
+    """A lost stretch the model may restore: a ``<gap reason="lost">`` of known quantity
+    (``kind="gap"``) or an editor's ``<supplied reason="lost">`` (``kind="supplied"``, its text in
+    ``editor`` and its characters in ``atoms``). ``length``: characters to restore (a
+    supplement's normalized length); ``lengths``: (fewest, most) when the length is uncertain,
+    else None; ``line``: the source line of the element."""
+
+    index: int
+    kind: str
+    node: object
+    length: int
+    lengths: tuple[int, int] | None = None
+    editor: str | None = None
+    line: int | None = None
+    atoms: list[Atom] = field(default_factory=list)
+
+
+@dataclass
+class Rendered:
+    """An edition as text: ``text`` and, per character, where it came from (``sources[i]``: an
+    :class:`Atom` of kind ``char``, the index of the lacuna it shows, or None for a word
+    boundary or a missing stretch); ``restore``: the lacunae shown as ``?``, in text order,
+    each with its [start, end) span."""
+
+    text: str
+    sources: list
+    restore: list[tuple[int, int, int]]
+
+
+@dataclass
+class Edition:
+    """An EpiDoc file read: the parsed ``tree``, its edition ``div``, the ``atoms`` of its text,
+    its ``lacunae``, the edition's language and ``notes`` on what was not understood."""
+
+    path: str
+    tree: object
+    div: object
+    atoms: list[Atom]
+    lacunae: list[Lacuna]
+    lang: str | None
+    notes: list[str]
+    declaration: str = ""           # the XML declaration as written, with the space after it
+    trailer: str = ""               # whitespace after the root element
+
+    @property
+    def supplements(self) -> list[Lacuna]:
+        return [lac for lac in self.lacunae if lac.kind == "supplied"]
+
+    def render(self, policy=None, hide_supplied: bool = False) -> Rendered:
+        """The edition as text. ``policy(lacuna) -> "text" | "restore" | "missing"`` decides how
+        each lost stretch shows; by default a gap is restored and a supplement kept as text (or
+        restored, with ``hide_supplied``)."""
+        if policy is None:
+            def policy(lac: Lacuna) -> str:
+                return "restore" if lac.kind == "gap" or hide_supplied else "text"
+        return _render(self.atoms, self.lacunae, policy)
+
+    def text(self, hide_supplied: bool = False) -> str:
+        """The gapped text ``infill run`` decodes (``?`` to restore, ``-`` missing)."""
+        return self.render(hide_supplied=hide_supplied).text
+
+
+def approximate_lengths(quantity: int) -> tuple[int, int]:
+    """The range of lengths a lacuna of *about* ``quantity`` characters (``precision="low"``,
+    Leiden ``[c.5]``) is decoded over: ± a fifth of it, at least ± 1."""
+    d = max(1, round(quantity / 5))
+    return max(1, quantity - d), quantity + d
+
+
+# ---- reading the file ---------------------------------------------------------------------------
+def _local(tag) -> str:
+    return tag.split("}", 1)[1] if isinstance(tag, str) and "}" in tag else str(tag)
+
+
+def parse_xml(path: str | Path, text: str | None = None):
+    """(tree, declaration, trailing whitespace) of an XML file, parsed safely: no DTD loaded, no entity expanded, no
+    network, no huge trees; entity declarations are refused. InputError names the file and line."""
+    from lxml import etree
+
+    name = str(path)
+    if text is None:
+        p = Path(path)
+        try:
+            size = p.stat().st_size
+        except OSError:
+            size = 0
+        if size > MAX_BYTES:
+            raise InputError(f"{name}: {size / 2 ** 20:.1f} MB, over the {MAX_BYTES // 2 ** 20} MB "
+                             "limit for an EpiDoc file", path=name)
+        text = read_text(p, "EpiDoc file")
+    elif len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise InputError(f"{name}: over the {MAX_BYTES // 2 ** 20} MB limit for an EpiDoc file",
+                         path=name)
+    m = _ENTITY_DECL.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise InputError(f"{name}: line {line}: entity declarations are refused (an EpiDoc file "
+                         "needs none; nothing was expanded or fetched)", path=name, line=line)
+    decl = _DECL.match(text)
+    body = text[decl.end():] if decl else text
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True,
+                             dtd_validation=False, huge_tree=False, remove_blank_text=False,
+                             strip_cdata=False, remove_comments=False, remove_pis=False)
+    try:
+        root = etree.fromstring(body, parser)
+    except etree.XMLSyntaxError as e:
+        line = (e.lineno or 1) + (text.count("\n", 0, decl.end()) if decl else 0)
+        msg = str(e.msg or e).split(", line")[0].strip()
+        raise InputError(f"{name}: line {line}: not well-formed XML ({msg})", path=name,
+                         line=line) from None
+    return root.getroottree(), (decl.group(0).lstrip() if decl else ""), \
+        text[len(text.rstrip()):]
+
+
+def is_epidoc(text: str) -> bool:
+    """Whether ``text`` looks like a TEI document (its root in the TEI namespace)."""
+    head = _DECL.sub("", text[:4000], count=1).lstrip()
+    return head.startswith("<") and TEI in head and bool(re.search(r"<(\w+:)?TEI\b", head))
+
+
+def read_edition(path: str | Path, text: str | None = None, require_text: bool = True) -> Edition:
+    """Read the edition of an EpiDoc file (``text``: its content, when already read). An edition
+    without text is an error unless ``require_text`` is False."""
+    tree, decl, trailer = parse_xml(path, text)
+    name = str(path)
+    root = tree.getroot()
+    if root.tag != f"{{{TEI}}}TEI":
+        raise InputError(f"{name}: line {root.sourceline}: not a TEI document (root element "
+                         f"<{_local(root.tag)}>, expected <TEI> in the TEI namespace {TEI})",
+                         path=name, line=root.sourceline)
+    divs = root.findall(f".//{{{TEI}}}div[@type='edition']")
+    if not divs:
+        raise InputError(f"{name}: no edition (<div type=\"edition\">) in this TEI file",
+                         path=name)
+    notes: list[str] = []
+    if len(divs) > 1:
+        notes.append(f"{len(divs)} editions; the first (line {divs[0].sourceline}) was read")
+    div = divs[0]
+    reader = _Reader(notes)
+    reader.element_content(div)
+    if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
+        raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
+                         line=div.sourceline)
+    return Edition(name, tree, div, reader.atoms, reader.lacunae, _lang(div), reader.report(),
+                   decl, trailer)
+
+
+def read_edition_text(text: str, name: str = "<input>") -> Edition:
+    """:func:`read_edition` of a document given as text."""
+    return read_edition(name, text)
+
+
+def _lang(div) -> str | None:
+    node = div
+    while node is not None:
+        lang = node.get(XML_LANG)
+        if lang:
+            return lang
+        node = node.getparent()
+    return None
+
+
+# ---- the edition's text stream -------------------------------------------------------------------
+class _Reader:
+    """One recursive walk over the edition, appending atoms (and lacunae)."""
+
+    def __init__(self, notes: list[str]):
+        self.atoms: list[Atom] = []
+        self.lacunae: list[Lacuna] = []
+        self.notes = notes
+        self.unknown: dict[str, int] = {}
+        self.loose: dict[str, int] = {}
+
+    def report(self) -> list[str]:
+        out = list(self.notes)
+        for tag, n in self.unknown.items():
+            out.append(f"<{tag}> not understood ({n}x): its text was read as plain text")
+        for what, n in self.loose.items():
+            out.append(f"{what} ({n}x)")
+        return out
+
+    def note(self, what: str) -> None:
+        self.loose[what] = self.loose.get(what, 0) + 1
+
+    def chars(self, node, slot: str) -> None:
+        s = getattr(node, slot) or ""
+        for k, c in enumerate(s):
+            if c.isspace() or c == "\u2028":
+                self.atoms.append(Atom("space"))
+            else:
+                self.atoms.append(Atom("char", c, node, slot, k))
+
+    def element_content(self, el) -> None:
+        self.chars(el, "text")
+        for child in el:
+            self.element(child)
+            self.chars(child, "tail")
+
+    def element(self, el) -> None:
+        if not isinstance(el.tag, str):         # comments, processing instructions
+            return
+        tag = _local(el.tag)
+        if not el.tag.startswith(f"{{{TEI}}}"):
+            self.unknown[el.tag] = self.unknown.get(el.tag, 0) + 1
+            self.element_content(el)
+            return
+        handler = getattr(self, f"on_{tag}", None)
+        if handler is not None:
+            handler(el)
+        elif tag in _DROPPED:
+            return
+        elif tag in _BOUNDARIES:
+            self.atoms.append(Atom("space"))
+        elif tag in _CONTAINERS:
+            block = tag in _BLOCKS
+            if block:
+                self.atoms.append(Atom("block"))
+            self.element_content(el)
+            if block:
+                self.atoms.append(Atom("block"))
+        else:
+            self.unknown[tag] = self.unknown.get(tag, 0) + 1
+            self.element_content(el)
+
+    def on_lb(self, el) -> None:
+        # a line break inside a <w> never splits the word, break="no" or not
+        inside_word = any(True for _ in el.iterancestors(f"{{{TEI}}}w"))
+        self.atoms.append(Atom("glue" if el.get("break") == "no" or inside_word else "space"))
+
+    def on_choice(self, el) -> None:
+        kids = [c for c in el if isinstance(c.tag, str)]
+        keep = next((c for name in _CHOICE_KEEP for c in kids if _local(c.tag) == name), None)
+        if keep is None:
+            keep = kids[0] if kids else None
+            self.note("<choice> without <corr>, <reg> or <expan>: its first reading was read")
+        if keep is not None:
+            self.element(keep)
+
+    def on_app(self, el) -> None:
+        lem = el.find(f"{{{TEI}}}lem")
+        if lem is not None:
+            self.element(lem)
+
+    def on_gap(self, el) -> None:
+        count, lengths = _extent(el)
+        if el.get("reason") != "lost" or el.get("unit", "character") != "character" or not count:
+            self.atoms.append(Atom("missing", node=el, count=count if el.get("unit", "character")
+                                   == "character" else 0))
+            return
+        lac = Lacuna(len(self.lacunae), "gap", el, count, lengths, line=el.sourceline)
+        self.lacunae.append(lac)
+        self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+
+    def on_supplied(self, el) -> None:
+        if el.get("reason") != "lost":
+            self.element_content(el)
+            return
+        if any(a.get("reason") == "lost" for a in el.iterancestors(f"{{{TEI}}}supplied")):
+            self.element_content(el)       # inside an outer supplement: part of its text
+            return
+        start = len(self.atoms)
+        self.element_content(el)
+        inner = self.atoms[start:]
+        del self.atoms[start:]
+        if any(a.kind in ("lost", "missing") for a in inner):
+            self.note("a lost supplement holding a <gap> was read as missing text")
+            self.atoms.append(Atom("missing", node=el, count=0))
+            return
+        editor = _join(inner)
+        from infill.data.greek import normalize
+        length = len(normalize(editor, symbols=False))
+        if not length:
+            self.atoms.extend(inner)
+            return
+        lac = Lacuna(len(self.lacunae), "supplied", el, length, None, editor, el.sourceline, inner)
+        self.lacunae.append(lac)
+        self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+
+
+def _extent(el) -> tuple[int, tuple[int, int] | None]:
+    """(characters, uncertain range or None) of a ``<gap>``; 0 = unknown extent."""
+    lo, hi = el.get("atLeast"), el.get("atMost")
+    if lo is not None and hi is not None and lo.isdigit() and hi.isdigit() and 0 < int(lo) <= int(hi):
+        lo_n, hi_n = int(lo), int(hi)
+        q = el.get("quantity")
+        mid = int(q) if q and q.isdigit() and lo_n <= int(q) <= hi_n else (lo_n + hi_n + 1) // 2
+        return mid, ((lo_n, hi_n) if lo_n < hi_n else None)
+    q = el.get("quantity") or el.get("extent") or ""
+    if not q.isdigit() or int(q) < 1:
+        return 0, None
+    n = int(q)
+    return n, (approximate_lengths(n) if el.get("precision") == "low" else None)
+
+
+def _join(atoms: list[Atom]) -> str:
+    """The text of char/space/glue atoms: spaces collapsed, glue removing them."""
+    return _render(atoms, [], lambda lac: "text").text
+
+
+def _render(atoms: list[Atom], lacunae: list[Lacuna], policy) -> Rendered:
+    text: list[str] = []
+    sources: list = []
+    restore: list[tuple[int, int, int]] = []
+    state = {"space": False, "glue": False, "hard": False}
+
+    def put(c: str, src) -> None:
+        if (state["space"] or state["hard"]) and text and text[-1] != " ":
+            text.append(" ")
+            sources.append(None)
+        state["space"] = state["glue"] = state["hard"] = False
+        text.append(c)
+        sources.append(src)
+
+    def walk(items) -> None:
+        for a in items:
+            if a.kind == "block":             # edges of <ab>, <l>, <div>: always a boundary
+                state["hard"] = True
+            elif a.kind == "space":
+                state["space"] = state["space"] or not state["glue"]
+            elif a.kind == "glue":
+                state["space"], state["glue"] = False, True
+            elif a.kind == "char":
+                put(a.char, a)
+            elif a.kind == "missing":
+                for c in ("-" * a.count if a.count else UNKNOWN_RUN):
+                    put(c, None)
+            elif a.kind == "lost":
+                lac = lacunae[a.lacuna]
+                how = policy(lac)
+                if how == "text" and lac.kind == "supplied":
+                    walk(lac.atoms)
+                elif how in ("restore", "text"):      # a gap has no text: restore it
+                    start = len(text) + (1 if (state["space"] or state["hard"]) and text
+                                         and text[-1] != " " else 0)
+                    for _ in range(lac.length):
+                        put("?", lac.index)
+                    restore.append((lac.index, start, len(text)))
+                else:
+                    for _ in range(lac.length):
+                        put("-", lac.index)
+    walk(atoms)
+    return Rendered("".join(text), sources, restore)     # never a space at either end
