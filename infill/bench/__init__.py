@@ -6,6 +6,13 @@
 - :mod:`infill.bench.runner`  resumable run writing ``results.jsonl``
 - :mod:`infill.bench.report`  ``summary.json``, ``summary.md`` and plots
 """
-from infill.bench.runner import BenchConfig, run_bench
+
+from infill.lazy import lazy_exports
+
+_EXPORTS = {
+    "BenchConfig": "infill.bench.runner",
+    "run_bench": "infill.bench.runner",
+}
 
 __all__ = ["BenchConfig", "run_bench"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

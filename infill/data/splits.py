@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
-
 from infill.data.corpora import CORPORA, resolve_corpus
 from infill.data.examples import build_examples
 from infill.errors import ConfigError, InputError, ModelLoadError
@@ -30,6 +28,7 @@ _SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: s
 def split_indices(n: int, seed: int = 0, val_fraction: float = 0.05,
                   test_fraction: float = 0.05) -> dict[str, list[int]]:
     """Deterministic train/validation/test split of ``n`` examples (seeded permutation)."""
+    import numpy as np     # here: the command line's options read PARTS without numpy
     perm = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n).tolist()
     n_val = max(1, int(round(n * val_fraction)))
     n_test = int(round(n * test_fraction))

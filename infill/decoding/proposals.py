@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import torch
+from infill.lazy import torch
 
 from infill.errors import ConfigError
 

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import torch
+from infill.lazy import torch
 
 from infill.decoding.proposals import KeyedRNG
 from infill.errors import ConfigError

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import torch
+from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
 

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import warnings
 
-import torch
+from infill.lazy import torch
 
 from infill.errors import ConfigError
 
 DTYPES = ("float32", "bf16", "fp16")
 """Names of ``--dtype`` (aliases: fp32, bfloat16, float16)."""
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16,
-           "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
+_DTYPES = {"float32": "float32", "fp32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
+           "fp16": "float16", "float16": "float16"}
+"""Each name of ``--dtype`` (and alias) -> the torch dtype's attribute name."""
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -53,7 +54,7 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     if isinstance(dtype, str):
         if dtype not in _DTYPES:
             raise ConfigError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
-        dtype = _DTYPES[dtype]
+        dtype = getattr(torch, _DTYPES[dtype])
     if dtype not in (torch.float32, torch.bfloat16, torch.float16):
         raise ConfigError(f"dtype {dtype} is not supported; choose from {', '.join(DTYPES)}")
     if dtype == torch.float16 and device.type != "cuda":
