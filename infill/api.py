@@ -18,9 +18,11 @@ import numpy as np
 import torch
 
 from infill.config import DecodeConfig
-from infill.decoding.engine import Hypothesis, beam_search
+from infill.decoding.decoders import DECODERS
+from infill.decoding.decoders import run_decoder as _run_decoder
+from infill.decoding.engine import Hypothesis
 from infill.decoding.windows import Window, windows_for
-from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
+from infill.errors import ConfigError, InfillError, InputError
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 
@@ -94,11 +96,9 @@ def _is_single(input_ids) -> bool:
 
 def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
                 config: DecodeConfig) -> list[list[Hypothesis]]:
-    """The configured decoder on a batch of id sequences (see :func:`decode`)."""
-    if config.decoder == "ag":
-        from infill.joint.decoder import decode_ag
-        return decode_ag(model, inputs, config, gaps=gaps)
-    return beam_search(model, inputs, config, gaps=gaps)
+    """The configured decoder (a registered strategy, :mod:`infill.decoding.decoders`) on a
+    batch of id sequences (see :func:`decode`)."""
+    return _run_decoder(model, inputs, gaps, config)
 
 
 def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, **options):
@@ -142,6 +142,10 @@ class FillResult:
         return {"id": id, "input": self.input, "model": model, "config": config.to_json(),
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
+
+
+class LongInputWarning(UserWarning):
+    """Some input exceeded the model's maximum length and was decoded in context windows."""
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int = 5,
@@ -257,8 +261,11 @@ def effective_config(config: DecodeConfig, top_k: int) -> DecodeConfig:
 def _check_decodable(model: MaskedLM, enc: Encoding, config: DecodeConfig) -> None:
     """Per-input checks that would otherwise fail the whole batch inside the decoder."""
     n = len(enc.positions)
-    if config.decoder == "ag" and n != 2:
-        raise InputError(f"the ag decoder fills exactly two gap tokens; this input has {n}")
+    need = DECODERS[config.decoder].positions
+    if need is not None and n != need:
+        count = {1: "one", 2: "two", 3: "three"}.get(need, str(need))
+        raise InputError(f"the {config.decoder} decoder fills exactly {count} gap tokens; this "
+                         f"input has {n}")
     if isinstance(config.pivot, tuple) and len(config.pivot) != n:
         raise InputError(f"a per-position pivot needs one token per gap position: got "
                          f"{len(config.pivot)} for an input with {n} gap positions")

@@ -11,19 +11,22 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infill.decoding.decoders import DECODERS as DECODER_REGISTRY
+from infill.decoding.orders import ORDERS as ORDER_REGISTRY
 from infill.decoding.proposals import SAMPLERS, Proposal, check_temperature, check_top_p
 from infill.decoding.scorers import SCORERS, Scorer, make_scorer
-from infill.decoding.selectors import GumbelSample, Selector, TopB
+from infill.decoding.selectors import KEEPS, GumbelSample, Selector, TopB
 from infill.errors import ConfigError
 
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
 
-ORDERS = ("left-to-right", "best-to-worst")
-"""Which gap position a hypothesis fills next (SPEC §1 "Order")."""
-DECODERS = ("beam", "ag")
+ORDERS = tuple(ORDER_REGISTRY)
+"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order"; :mod:`infill.decoding.orders`)."""
+DECODERS = tuple(DECODER_REGISTRY)
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
-joint, for gaps of exactly two tokens (SPEC §2)."""
+joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
+DEDUP_KEEPS = KEEPS
 PIVOT_CONTEXTS = ("inject", "mask")
 MAX_SEED = 2 ** 63 - 1
 MAX_BEAM = 100_000
@@ -52,9 +55,11 @@ class DecodeConfig:
     decoder       -- "beam" (the engine) or "ag" (Arnold-Gokhale, two-token gaps)
     scorer        -- a name of :data:`SCORERS` or a :class:`Scorer` instance; None: "hcb", or
                      "standard" for a sampling baseline (SPEC §1.1: Score = Σ log q)
-    order         -- "left-to-right" | "best-to-worst"
+    order         -- "left-to-right" | "best-to-worst" | "any-order"
     beam_size     -- hypotheses kept per step (rows, for sampling)
-    dedup         -- best-to-worst: merge equal fills reached in different orders
+    dedup         -- best-to-worst, any-order: merge equal fills reached in different orders
+    dedup_keep    -- which score a merged fill keeps: "higher" (SPEC) | "lower" (Ithaca's
+                     published code, for parity)
     pivot         -- HCB pivot: None (the model's default), a token (string or id), or one per
                      gap position
     pivot_context -- "inject" (SPEC: pivots are context) | "mask" (the paper's published code)
@@ -71,6 +76,7 @@ class DecodeConfig:
     order: str = "left-to-right"
     beam_size: int = 5
     dedup: bool = True
+    dedup_keep: str = "higher"
     pivot: int | str | tuple[int | str, ...] | None = None
     pivot_context: str = "inject"
     allow_special: bool = False
@@ -86,6 +92,9 @@ class DecodeConfig:
             raise ConfigError(f"unknown decoder {self.decoder!r}; choose from {', '.join(DECODERS)}")
         if self.order not in ORDERS:
             raise ConfigError(f"unknown order {self.order!r}; choose from {', '.join(ORDERS)}")
+        if self.dedup_keep not in DEDUP_KEEPS:
+            raise ConfigError(f"dedup_keep must be one of {', '.join(DEDUP_KEEPS)}, not "
+                              f"{self.dedup_keep!r}")
         if self.pivot_context not in PIVOT_CONTEXTS:
             raise ConfigError(f"pivot_context must be 'inject' or 'mask', not {self.pivot_context!r}")
         _check_int(self.beam_size, "beam size", 1, MAX_BEAM)
@@ -140,7 +149,7 @@ class DecodeConfig:
     def make_selector(self) -> Selector:
         if self.sampling is not None:
             return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))
-        return TopB(dedup=self.dedup and self.order == "best-to-worst")
+        return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order].dedup, keep=self.dedup_keep)
 
     def replace(self, **changes) -> "DecodeConfig":
         return dataclasses.replace(self, **changes)

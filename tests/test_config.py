@@ -12,7 +12,7 @@ from infill.errors import ConfigError
 
 def test_registries_name_every_choice():
     assert list(SCORERS) == ["hcb", "standard", "scramble", "swap"]
-    assert ORDERS == ("left-to-right", "best-to-worst")
+    assert ORDERS == ("left-to-right", "best-to-worst", "any-order")
     assert list(SAMPLERS) == ["pure", "temperature", "nucleus"]
     assert DECODERS == ("beam", "ag")
     built = {name: DecodeConfig(scorer=name).make_scorer() for name in SCORERS}

@@ -26,7 +26,8 @@ import torch
 
 from infill.config import DecodeConfig
 from infill.decoding.proposals import KeyedRNG, subkeys
-from infill.decoding.scorers import Scorer, Step
+from infill.decoding.orders import ORDERS, Order
+from infill.decoding.scorers import Context, Scorer, Setup, Step
 from infill.decoding.selectors import Candidates
 from infill.errors import ConfigError, InfillError, InputError
 from infill.models.base import MaskedLM, pad_batch
@@ -48,20 +49,6 @@ class Hypothesis:
     steps: tuple[int, ...] = ()
 
 
-def _resolve_pivots(model: MaskedLM, pivot, n_gaps: list[int], P: int) -> torch.Tensor:
-    """[N, P] pivot id per gap slot, from None / one token / one token per gap position."""
-    if pivot is None or isinstance(pivot, (int, str)):
-        return torch.full((len(n_gaps), P), model.resolve_pivot(pivot), dtype=torch.long)
-    ids = [model.resolve_pivot(p) for p in pivot]
-    rows = []
-    for n in n_gaps:
-        if len(ids) != n:
-            raise ConfigError(f"a per-position pivot needs one token per gap position: got {len(ids)} "
-                              f"for an input with {n} gap positions")
-        rows.append(ids + [model.default_pivot] * (P - n))
-    return torch.tensor(rows, dtype=torch.long)
-
-
 def input_key(ids: Sequence[int], gaps: Sequence[int]) -> int:
     """A 63-bit key of an input (its ids and gap positions): what its random draws depend on."""
     data = np.asarray(list(ids) + [-1] + list(gaps), dtype=np.int64).tobytes()
@@ -78,10 +65,12 @@ def memory_budget() -> float:
     return gb * 2 ** 30
 
 
-def _bytes_per_input(B: int, V: int, P: int, order: str) -> int:
-    """Rough peak of one input's tensors: three [B, V] float64 grids, and [B, P, V] float32
-    log-probabilities for best-to-worst."""
-    return 3 * 8 * B * V + (4 * B * P * V if order == "best-to-worst" else 4 * B * V)
+def _bytes_per_input(B: int, V: int, P: int, order: Order) -> int:
+    """Rough peak of one input's tensors: three [B, W*V] float64 candidate grids (W = P for an
+    order that moves at every slot, else 1), and [B, P, V] float32 log-probabilities when the
+    order reads every slot (else [B, V])."""
+    W = order.width(P)
+    return 3 * 8 * B * W * V + 4 * B * (P if order.reads_all else 1) * V
 
 
 def _token_id(t) -> int:
@@ -129,14 +118,17 @@ def _validate(model: MaskedLM, inputs, gaps) -> tuple[list[list[int]], list[list
 
 
 def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]],
-                config: DecodeConfig | None = None, gaps: Sequence[Sequence[int]] | None = None
-                ) -> list[list[Hypothesis]]:
+                config: DecodeConfig | None = None, gaps: Sequence[Sequence[int]] | None = None,
+                allowed: Sequence[torch.Tensor | None] | None = None) -> list[list[Hypothesis]]:
     """Fill the gaps of a batch of token sequences; returns each input's hypotheses, best first.
 
-    inputs -- id sequences (any lengths); gap positions are ``gaps[i]`` or, if not given, every
-              position holding ``model.mask_id``.
-    config -- the decoding options (:class:`~infill.config.DecodeConfig`); its ``scorer`` may be
-              an instance (e.g. a stateful ablation shared across calls).
+    inputs  -- id sequences (any lengths); gap positions are ``gaps[i]`` or, if not given, every
+               position holding ``model.mask_id``.
+    config  -- the decoding options (:class:`~infill.config.DecodeConfig`); its ``scorer`` may be
+               an instance (e.g. a stateful ablation shared across calls).
+    allowed -- optional per input: None, or a [n_gaps, V] bool mask of the tokens that may be
+               placed at each of its gap positions (in position order), on top of the model's
+               own restriction (e.g. a whole-word gap: no continuation piece first).
     Inputs are decoded together, one forward call per step, in as few chunks as the memory budget
     (:func:`memory_budget`) allows; results do not depend on the chunking or on batch mates.
     """
@@ -144,10 +136,12 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]],
     if config.decoder != "beam":
         raise ConfigError(f"beam_search runs the beam decoder, not {config.decoder!r}")
     seqs, gaps = _validate(model, inputs, gaps)
+    allowed = _slot_masks(model, gaps, allowed, config.allow_special)
     scorer = config.make_scorer()
+    order = ORDERS[config.order]
     B, V = config.beam_size, model.vocab_size
     P = max(len(g) for g in gaps)
-    per_input = _bytes_per_input(B, V, P, config.order)
+    per_input = _bytes_per_input(B, V, P, order)
     budget = memory_budget()
     if per_input > budget:
         raise ConfigError(
@@ -157,35 +151,55 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]],
     chunk = max(1, int(budget // per_input))
     out: list[list[Hypothesis]] = []
     for s in range(0, len(seqs), chunk):
-        out += _decode(model, seqs[s:s + chunk], gaps[s:s + chunk], config, scorer)
+        out += _decode(model, seqs[s:s + chunk], gaps[s:s + chunk], allowed[s:s + chunk],
+                       config, scorer, order)
     return out
 
 
-def _positions_and_logq(model, order, x, attn, slots, unfilled, allowed, inject, pivots):
-    """Each row's target slot and log q at it: one model call (two with injected pivots for
-    best-to-worst, whose position is chosen from the all-[MASK] pass)."""
-    R = x.shape[0]
-    logq = None
-    if order == "left-to-right":
-        target = unfilled.int().argmax(1)                                     # first unfilled slot
-        if not inject:
-            logq = model.log_probs(x, attn, slots.gather(1, target[:, None]))[:, 0]
+def _slot_masks(model: MaskedLM, gaps, allowed, allow_special: bool) -> list[torch.Tensor]:
+    """Per input, the [n_gaps, V] tokens that may be placed at each gap position."""
+    base = model.allowed_mask(allow_special)
+    if not base.any():
+        raise ConfigError("no token may be placed in a gap (every candidate is special)")
+    if allowed is not None and len(allowed) != len(gaps):
+        raise InputError(f"{len(allowed)} allowed-token masks for {len(gaps)} inputs")
+    out = []
+    for i, g in enumerate(gaps):
+        a = None if allowed is None else allowed[i]
+        if a is None:
+            out.append(base.expand(len(g), -1))
+            continue
+        a = torch.as_tensor(a, dtype=torch.bool)
+        if a.shape != (len(g), model.vocab_size):
+            raise InputError(f"input {i}: the allowed-token mask must be [{len(g)}, "
+                             f"{model.vocab_size}], got {list(a.shape)}")
+        a = a & base
+        if not a.any(-1).all():
+            raise InputError(f"input {i}: a gap position has no token that may be placed")
+        out.append(a)
+    return out
+
+
+def _step_logq(model, order: Order, scorer: Scorer, x, attn, slots, unfilled, allowed, owner):
+    """The moves of R hypotheses and log q at each: one model call (two when the scorer asks
+    for a context of its own and the order reads every slot).
+
+    Returns (row [M], slot [M], logq [M, V])."""
+    lq_all = model.log_probs(x, attn, slots) if order.reads_all else None    # [R, P, V]
+    row, slot = order.moves(unfilled, lq_all, allowed)
+    ctx = scorer.context(Context(x[row], slots[row], unfilled[row], slot, owner[row]))
+    pos = slots[row].gather(1, slot[:, None])
+    if ctx is not None:
+        logq = model.log_probs(ctx, attn[row], pos)[:, 0]
+    elif lq_all is not None:
+        logq = lq_all[row.to(lq_all.device), slot.to(lq_all.device)]
     else:
-        lq_all = model.log_probs(x, attn, slots)                              # [R, P, V]
-        conf = lq_all.masked_fill(~allowed.to(lq_all.device), NEG_INF).amax(-1).to(x.device)
-        target = conf.masked_fill(~unfilled, NEG_INF).argmax(1)               # most confident slot
-        if not inject:
-            logq = lq_all[torch.arange(R, device=lq_all.device), target.to(lq_all.device)]
-    if inject:  # the pivots are context: the other unfilled slots hold p_g' (SPEC §1, HCB)
-        slot_idx = torch.arange(slots.shape[1], device=x.device)
-        others = unfilled & (slot_idx[None, :] != target[:, None])
-        x_ctx = x.scatter(1, slots, torch.where(others, pivots, x.gather(1, slots)))
-        logq = model.log_probs(x_ctx, attn, slots.gather(1, target[:, None]))[:, 0]
-    return target, logq
+        logq = model.log_probs(x[row], attn[row], pos)[:, 0]
+    return row, slot, logq
 
 
-def _decode(model: MaskedLM, seqs, gaps, config: DecodeConfig, scorer: Scorer
-            ) -> list[list[Hypothesis]]:
+def _decode(model: MaskedLM, seqs, gaps, allowed_in, config: DecodeConfig, scorer: Scorer,
+            order: Order) -> list[list[Hypothesis]]:
     dev = model.device
     B, V = config.beam_size, model.vocab_size
     for x, g in zip(seqs, gaps):
@@ -195,16 +209,15 @@ def _decode(model: MaskedLM, seqs, gaps, config: DecodeConfig, scorer: Scorer
     base, attn = pad_batch(seqs, model.pad_id)       # [N, T]
     slots, slot_ok = pad_batch(gaps, 0)              # [N, P] gap positions of each input
     N, P = slots.shape
+    W = order.width(P)
     n_gaps = slot_ok.sum(1)
-    pivots = _resolve_pivots(model, scorer.pivot, n_gaps.tolist(), P)
-    base, attn, slots, slot_ok, n_gaps, pivots = (t.to(dev) for t in (base, attn, slots, slot_ok,
-                                                                       n_gaps, pivots))
-    allowed = model.allowed_mask(config.allow_special).to(dev)
-    if not allowed.any():
-        raise ConfigError("no token may be placed in a gap (every candidate is special)")
-    scorer.prepare(allowed)
+    allowed = torch.zeros((N, P, V), dtype=torch.bool)
+    for i, a in enumerate(allowed_in):
+        allowed[i, :len(a)] = a
+    scorer.prepare(Setup(model, model.allowed_mask(config.allow_special), n_gaps.tolist(), P))
+    base, attn, slots, slot_ok, n_gaps, allowed = (t.to(dev) for t in (base, attn, slots, slot_ok,
+                                                                        n_gaps, allowed))
     selector = config.make_selector()
-    inject = scorer.needs_pivot_pass(pivots[slot_ok], model.mask_id)
     gen = torch.Generator().manual_seed(config.seed)
     rng = KeyedRNG(config.seed)
     keys = subkeys(keys_in, B).to(dev)                                    # [N, B]
@@ -221,33 +234,49 @@ def _decode(model: MaskedLM, seqs, gaps, config: DecodeConfig, scorer: Scorer
         f = fill[ni, bi]                                      # [R, P]
         unfilled = slot_ok[ni] & (f < 0)
         x = base[ni].scatter(1, slots[ni], torch.where(f >= 0, f, base[ni].gather(1, slots[ni])))
-        target, logq = _positions_and_logq(model, config.order, x, attn[ni], slots[ni], unfilled,
-                                           allowed, inject, pivots[ni])
+        row, slot, logq = _step_logq(model, order, scorer, x, attn[ni], slots[ni], unfilled,
+                                     allowed[ni], ni)
         logq = logq.to(dev, torch.float64)
-        upd = scorer.update(Step(logq=logq, pivot=pivots[ni].gather(1, target[:, None]).squeeze(1),
-                                 owner=ni, keys=keys[ni, bi], index=step, rng=rng, generator=gen))
+        mkeys = keys[ni, bi][row] if W == 1 else _mix_keys(keys[ni, bi][row], slot)
+        upd = scorer.update(Step(logq=logq, slot=slot, owner=ni[row], keys=mkeys, index=step,
+                                 rng=rng, generator=gen))
         if (torch.isnan(upd) | (upd == float("inf"))).any():
             raise InfillError(f"scorer {scorer.name!r} produced an infinite/NaN score: the pivot has "
                               "zero probability under the model; choose another pivot")
-        upd = upd.masked_fill(~allowed, NEG_INF)
+        ok = allowed[ni[row], slot]                                       # [M, V]
+        upd = upd.masked_fill(~ok, NEG_INF)
 
         act = active.nonzero().squeeze(1)
-        grid = torch.full((N, B, V), NEG_INF, dtype=torch.float64, device=dev)
-        grid[ni, bi] = score[ni, bi, None] + upd
-        lq_grid = None
-        if selector.needs_logq:
-            lq_grid = torch.full((N, B, V), NEG_INF, dtype=torch.float64, device=dev)
-            lq_grid[ni, bi] = logq
-        vals, parent, tok = selector.select(
-            Candidates(grid[act], None if lq_grid is None else lq_grid[act], allowed, keys[act],
-                       step, rng), B)
-        _extend((fill, placed, when, score), act, ni, bi, target, logq, vals, parent, tok,
-                step, selector, B)
+        col = slot if W > 1 else torch.zeros_like(slot)
+        at = (ni[row], bi[row], col)
+        grid = torch.full((N, B, W, V), NEG_INF, dtype=torch.float64, device=dev)
+        grid[at] = score[ni[row], bi[row], None] + upd
+        ok_grid = torch.zeros((N, B, W, V), dtype=torch.bool, device=dev)
+        ok_grid[at] = ok
+        tgt = torch.zeros((N, B, W), dtype=torch.long, device=dev)
+        tgt[at] = slot
+        lq_grid = torch.full((N, B, W, V), NEG_INF, dtype=torch.float64, device=dev)
+        lq_grid[at] = logq
+        grid, ok_grid, lq_grid = (t[act].reshape(len(act), B, W * V) for t in (grid, ok_grid, lq_grid))
+        vals, parent, cand = selector.select(
+            Candidates(grid, lq_grid if selector.needs_logq else None, ok_grid, keys[act], step,
+                       rng, fill[act], V, order.several), B)
+        _extend((fill, placed, when, score), act, tgt[act], lq_grid, vals, parent, cand,
+                V, step, selector, B)
     scorer.end_batch(N)
+    return _assemble(score, fill, placed, when, n_gaps)
 
+
+def _mix_keys(keys: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
+    """Distinct keys for the moves of one hypothesis at different slots."""
+    return subkeys(keys * 1_000_003 + slot, 1)[:, 0]
+
+
+def _assemble(score, fill, placed, when, n_gaps) -> list[list[Hypothesis]]:
+    """The final beams as ranked hypotheses per input (not the hot path)."""
     results = []
     score_c, fill_c, placed_c, when_c = score.cpu(), fill.cpu(), placed.cpu(), when.cpu()
-    for i in range(N):                       # assemble the output (not the hot path)
+    for i in range(score_c.shape[0]):
         k = int(n_gaps[i])
         rank = score_c[i].argsort(descending=True, stable=True)
         results.append([Hypothesis(tuple(fill_c[i, b, :k].tolist()), float(score_c[i, b]),
@@ -256,21 +285,19 @@ def _decode(model: MaskedLM, seqs, gaps, config: DecodeConfig, scorer: Scorer
     return results
 
 
-def _extend(beams, act, ni, bi, target, logq, vals, parent, tok, step: int, selector, B: int
+def _extend(beams, act, tgt, lq, vals, parent, cand, V: int, step: int, selector, B: int
             ) -> None:
     """Write the selected candidates into the beams, in place: candidate k of active input a
-    extends hypothesis ``parent[a, k]`` with token ``tok[a, k]`` at that hypothesis' target slot
-    (and records log q of the token there and the step it was placed)."""
+    extends hypothesis ``parent[a, k]`` with token ``cand % V`` at the slot of its move
+    ``cand // V`` (``tgt[a, parent, move]``), and records log q of the token there (``lq``,
+    [A, B, W*V]) and the step it was placed."""
     fill, placed, when, score = beams
-    N, _, P = fill.shape
-    dev = fill.device
-    tgt = torch.zeros((N, B), dtype=torch.long, device=dev)
-    tgt[ni, bi] = target
-    row = torch.zeros((N, B), dtype=torch.long, device=dev)
-    row[ni, bi] = torch.arange(len(ni), device=dev)
-    at = tgt[act[:, None], parent][..., None]                             # [A, K, 1]
+    P = fill.shape[2]
+    rows = torch.arange(len(act), device=fill.device)[:, None]
+    tok = cand % V
+    at = tgt[rows, parent, cand // V][..., None]                          # [A, K, 1]
     new_fill = fill[act[:, None], parent].scatter(2, at, tok[..., None])
-    lq_tok = logq[row[act[:, None], parent], tok]                         # [A, K]
+    lq_tok = lq[rows, parent, cand]                                       # [A, K]
     new_placed = placed[act[:, None], parent].scatter(2, at, lq_tok[..., None])
     new_when = when[act[:, None], parent].scatter(2, at, torch.full_like(at, step))
     keep, vals = selector.merge(vals, new_fill, B)
