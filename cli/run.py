@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import click
 
+from .epidoc import FORMATS as EPIDOC_FORMATS
+from .epidoc import run_epidoc
 from .errors import CLIError, InfillCommand, clean_errors
 from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
                  write_table)
-from .options import (decode_config, decode_options, device_options, gap_options, input_option,
-                      json_option, model_option, no_window_option, seed_option, speed_options,
-                      top_k_option)
+from .options import (SafePath, decode_config, decode_options, device_options, gap_options,
+                      input_option, json_option, model_option, no_window_option, seed_option,
+                      speed_options, top_k_option)
 from infill.data.regions import REGIONS
 
 
@@ -31,20 +33,30 @@ from infill.data.regions import REGIONS
 @click.option("--view", type=click.Choice(["table", "aligned"]), default="table",
               show_default=True, help="table: ranked texts; aligned: the gap region of each "
                                       "hypothesis stacked, with per-character confidence.")
-@click.option("--output-format", "fmt", type=click.Choice(["text", "json", "fasta"]),
+@click.option("--output-format", "fmt",
+              type=click.Choice(["text", "json", "fasta", "epidoc", "leiden"]),
               default="text", show_default=True,
-              help="text (--view), JSON Lines (same as --json), or FASTA (top-k designs).")
+              help="text (--view), JSON Lines (same as --json), FASTA (top-k designs); for "
+                   "EpiDoc files also epidoc (the file with the restorations) or leiden.")
+@click.option("--hide-supplied", is_flag=True,
+              help="EpiDoc files: hide the editors' supplements and restore them afresh (the "
+                   "editor's reading is reported beside the model's).")
+@click.option("--out", "out", default=None, type=SafePath(file_okay=False),
+              help="EpiDoc files: write each file's --output-format epidoc/leiden into this "
+                   "folder (needed for several files).")
 @json_option
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Inputs decoded together (one forward pass per step for the whole batch).")
 @clean_errors
 def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, pivot,
         pivot_context, no_dedup, allow_special, sampling, sample_alias, temperature, top_p, top_k,
-        seed, device, dtype, quantize, compile_model, allow_nonstandard, region, no_window, view, fmt, as_json, batch_size):
+        seed, device, dtype, quantize, compile_model, allow_nonstandard, region, no_window, view, fmt,
+        hide_supplied, out, as_json, batch_size):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
 
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
-    header's first word is the input's id). '?' marks one character/residue to restore for the
+    header's first word is the input's id), or EpiDoc TEI files (and folders of them): their
+    editions' lost text is restored. '?' marks one character/residue to restore for the
     Greek and protein models; the model's own mask token ([MASK], <mask>) works as a marker too.
     An input that cannot be filled is reported (stderr, and "error" in --json) and the others
     go on; the exit code is then 2.
@@ -62,6 +74,15 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
     fmt = "json" if as_json else fmt
     cfg = decode_config(decoder, scorer, order, beam, pivot, pivot_context, no_dedup,
                         allow_special, sampling, sample_alias, temperature, top_p, seed)
+    from infill.epigraphy import epidoc_paths
+    epidoc = epidoc_paths(texts, input_file)
+    if epidoc is None and (fmt in EPIDOC_FORMATS or hide_supplied or out):
+        raise CLIError("--output-format epidoc/leiden, --hide-supplied and --out are for EpiDoc "
+                       "files (TEI XML) only")
+    if epidoc is not None:
+        lm = infill.load_model(model, device=shard.device(device), dtype=dtype,
+                               quantize=quantize, compile=compile_model)
+        return run_epidoc(lm, model, epidoc, cfg, top_k, fmt, hide_supplied, not no_window, out)
     records = read_records(texts, input_file)
     options = {"allow_nonstandard": True} if allow_nonstandard else {}
     lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,

@@ -90,7 +90,8 @@ class Lacuna:
     (``kind="gap"``) or an editor's ``<supplied reason="lost">`` (``kind="supplied"``, its text in
     ``editor`` and its characters in ``atoms``). ``length``: characters to restore (a
     supplement's normalized length); ``lengths``: (fewest, most) when the length is uncertain,
-    else None; ``line``: the source line of the element."""
+    else None; ``line``: the source (XML) line of the element; ``lb``: the inscription's line
+    (the ``n`` of the last ``<lb/>`` before it)."""
 
     index: int
     kind: str
@@ -100,6 +101,7 @@ class Lacuna:
     editor: str | None = None
     line: int | None = None
     atoms: list[Atom] = field(default_factory=list)
+    lb: str | None = None
 
 
 @dataclass
@@ -257,6 +259,7 @@ class _Reader:
         self.notes = notes
         self.unknown: dict[str, int] = {}
         self.loose: dict[str, int] = {}
+        self.lb: str | None = None
 
     def report(self) -> list[str]:
         out = list(self.notes)
@@ -310,6 +313,7 @@ class _Reader:
             self.element_content(el)
 
     def on_lb(self, el) -> None:
+        self.lb = el.get("n", self.lb)
         # a line break inside a <w> never splits the word, break="no" or not
         inside_word = any(True for _ in el.iterancestors(f"{{{TEI}}}w"))
         self.atoms.append(Atom("glue" if el.get("break") == "no" or inside_word else "space"))
@@ -334,7 +338,7 @@ class _Reader:
             self.atoms.append(Atom("missing", node=el, count=count if el.get("unit", "character")
                                    == "character" else 0))
             return
-        lac = Lacuna(len(self.lacunae), "gap", el, count, lengths, line=el.sourceline)
+        lac = Lacuna(len(self.lacunae), "gap", el, count, lengths, line=el.sourceline, lb=self.lb)
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
 
@@ -359,7 +363,8 @@ class _Reader:
         if not length:
             self.atoms.extend(inner)
             return
-        lac = Lacuna(len(self.lacunae), "supplied", el, length, None, editor, el.sourceline, inner)
+        lac = Lacuna(len(self.lacunae), "supplied", el, length, None, editor, el.sourceline, inner,
+                     self.lb)
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
 

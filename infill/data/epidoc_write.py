@@ -149,12 +149,16 @@ def leiden(edition: Edition, readings: dict[int, list[Reading]] | None = None) -
     """The edition as Leiden text, one line per ``<lb/>``: the editor's supplements and the
     model's first readings in ``[ ]``, lacunae left open as ``[.n]`` / ``[c.n]`` / ``[---]``,
     expansions in ``( )``, uncertain letters with an underdot. The lacunae that the model read
-    afresh (``readings``) show its first reading, the editor's after it as ``{ed. …}``."""
+    (``readings``) show its first reading; where that replaced an editor's supplement, a short
+    apparatus after the text gives both (``line 2: τεμισίωνος ed.; ἀλλὰ τοῦ infill``)."""
     readings = readings or {}
     out: list[str] = []
     _leiden_content(edition.div, edition, readings, out)
     lines = re.sub(r"\s*\x00", "", "".join(out)).split("\n")
-    return "\n".join(" ".join(line.split()) for line in lines if line.strip())
+    text = "\n".join(" ".join(line.split()) for line in lines if line.strip())
+    app = [f"line {lac.lb or '?'}: {lac.editor} ed.; {readings[lac.index][0].text.strip()} infill"
+           for lac in edition.supplements if readings.get(lac.index)]
+    return text + ("\n\n" + "\n".join(app) if app else "")
 
 
 def _leiden_content(el, edition, readings, out: list[str]) -> None:
@@ -175,7 +179,7 @@ def _leiden_element(el, edition, readings, out: list[str]) -> None:
     lac = _lacuna_of(edition, el)
     if lac is not None and readings.get(lac.index):
         first = readings[lac.index][0].text
-        out.append(f"[{first}]" + (f"{{ed. {lac.editor}}}" if lac.editor else ""))
+        out.append(f"[{first}]")
         return
     if tag == "lb":
         out.append("\n" if el.get("break") != "no" else "\x00-\n")

@@ -1,0 +1,229 @@
+"""Restoring EpiDoc editions: read the files, decode their lacunae, read the completions back as
+readings per lacuna, and write EpiDoc or Leiden.
+
+    model = infill.load_model("builtin:greek")
+    [r] = restore_files(model, ["1.10.xml"], top_k=5)
+    r.readings[0]          # [Reading(text='τεμισίωνος', prob=0.4, accented=True), ...]
+    epidoc_output(r, model_name="builtin:greek", config=config)   # the file with <supplied>/<app>
+
+One input per file: its edition as gapped text (:meth:`infill.data.epidoc.Edition.render`) goes
+through :func:`infill.api.fill_each` like any typed input (context windows for long editions,
+joint decoding of the lacunae that fit one window). A lacuna's readings are the distinct strings
+the top-k completions put in it, each with its probability among those completions (the softmax
+of their scores, summed over the completions that agree on this lacuna), in the user's script
+(:mod:`infill.data.accents`). With ``hide_supplied`` the editors' supplements are restored afresh
+and reported beside the editor's reading.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infill.data.epidoc import Edition, Rendered, is_epidoc, read_edition
+from infill.data.epidoc_write import Reading, add_header, apply_readings, leiden, serialize
+from infill.errors import InfillError, InputError
+
+__all__ = ["EditionResult", "epidoc_output", "epidoc_paths", "leiden_output", "readings_for",
+           "restore_files"]
+
+GREEK_LANGS = ("grc", "el", "gr")
+
+
+@dataclass
+class EditionResult:
+    """One EpiDoc file restored: the ``edition``, the ``text`` decoded, the ranked
+    ``completions``, ``readings`` per lacuna index (best first), ``notes``; or its ``error``."""
+
+    path: str
+    edition: Edition | None = None
+    text: str = ""
+    completions: list = field(default_factory=list)
+    readings: dict[int, list[Reading]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    windows: list = field(default_factory=list)
+    hide_supplied: bool = False
+
+    def lacunae_json(self) -> list[dict]:
+        """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""
+        if self.edition is None:
+            return []
+        out = []
+        for index, rs in self.readings.items():
+            lac = self.edition.lacunae[index]
+            item = {"lacuna": index, "kind": lac.kind, "lb": lac.lb, "source_line": lac.line,
+                    "length": lac.length,
+                    "lengths": list(lac.lengths) if lac.lengths else None,
+                    "readings": [{"text": r.text, "prob": r.prob, "accented": r.accented}
+                                 for r in rs]}
+            if lac.kind == "supplied":
+                item["editor"] = lac.editor
+            out.append(item)
+        return out
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+def epidoc_paths(args: list[str], input_file: str | None = None) -> list[tuple[str, str | None]] | None:
+    """The EpiDoc inputs named by ``args`` (files and folders) or ``--input``: (path, its text
+    when already read) each; None when they are not EpiDoc. An argument is EpiDoc when it is a
+    folder (its ``*.xml`` files, sorted), a ``.xml`` file, or a file whose content is TEI."""
+    from infill.data.files import read_text
+
+    names = list(args) if args else ([input_file] if input_file not in (None, "-") else [])
+    if not names or not all(os.path.exists(n) for n in names):
+        return None
+    found: list[tuple[str, str | None]] = []
+    for n in names:
+        p = Path(n)
+        if p.is_dir():
+            files = sorted(str(f) for f in p.glob("*.xml") if f.is_file())
+            if not files:
+                raise InputError(f"no EpiDoc (*.xml) file in folder {n!r}")
+            found += [(f, None) for f in files]
+        elif p.suffix.lower() == ".xml":
+            found.append((n, None))
+        else:
+            text = read_text(p, "input file")
+            if not is_epidoc(text):
+                return None
+            found.append((n, text))
+    return found
+
+
+# ---- decoding --------------------------------------------------------------------------------
+def _check_language(edition: Edition, model) -> None:
+    """A Greek model reads Greek editions only."""
+    if getattr(model, "alphabet", None) is None or edition.lang is None:
+        return
+    if not edition.lang.lower().split("-")[0] in GREEK_LANGS:
+        raise InputError(f"{edition.path}: line {edition.div.sourceline}: the edition is in "
+                         f"{edition.lang!r} (xml:lang), not Greek; {model.name} restores Greek "
+                         "(grc)", path=edition.path, line=edition.div.sourceline)
+
+
+def _read(path: str, text: str | None, model, hide_supplied: bool) -> EditionResult:
+    res = EditionResult(path, hide_supplied=hide_supplied)
+    try:
+        ed = read_edition(path, text)
+        _check_language(ed, model)
+    except InfillError as e:
+        res.error = str(e).splitlines()[0]
+        return res
+    res.edition, res.notes = ed, list(ed.notes)
+    if ed.lang is None:
+        res.notes.append("the edition has no xml:lang; read as Greek")
+    rendered = ed.render(hide_supplied=hide_supplied)
+    res.text = rendered.text
+    if not rendered.restore:
+        res.error = (f"{path}: nothing to restore (no <gap reason=\"lost\"> of known extent"
+                     + ("" if hide_supplied else "; --hide-supplied restores the editors' "
+                        "supplements") + ")")
+    for lac in ed.lacunae:
+        if lac.lengths is not None and any(k == lac.index for k, _, _ in rendered.restore):
+            res.notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
+                             f"({lac.lengths[0]}-{lac.lengths[1]}) was decoded as exactly "
+                             f"{lac.length}")
+    return res
+
+
+def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: bool = False,
+                  window: bool = True) -> list[EditionResult]:
+    """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
+    unreadable file or edition getting its ``error`` while the others are decoded together."""
+    from infill.api import fill_each
+    from infill.data.accents import default_lexicon
+
+    pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
+    results = [_read(str(p), t, model, hide_supplied) for p, t in pairs]
+    todo = [r for r in results if r.error is None]
+    if not todo:
+        return results
+    filled = fill_each(model, [r.text for r in todo], gap=1, top_k=top_k, marker="\x00",
+                       config=config, window=window)
+    lexicon = default_lexicon() if getattr(model, "alphabet", None) is not None else None
+    for r, f in zip(todo, filled):
+        r.notes += [n for n in f.notes if n not in r.notes]
+        r.windows = f.windows
+        if f.error is not None:
+            r.error = f"{r.path}: {f.error}"
+            continue
+        r.completions = f.completions
+        r.readings = readings_for(r.edition.render(hide_supplied=hide_supplied), f.completions,
+                                  lexicon)
+    return results
+
+
+def _softmax(scores: list[float]) -> list[float]:
+    top = max(scores)
+    w = [math.exp(s - top) for s in scores]
+    total = sum(w)
+    return [x / total for x in w]
+
+
+def readings_for(rendered: Rendered, completions, lexicon=None) -> dict[int, list[Reading]]:
+    """Readings per lacuna from ranked completions of ``rendered.text`` (whose restored
+    stretches sit where ``rendered.restore`` says: the model's fills have one character per
+    ``?``)."""
+    if not completions:
+        return {}
+    weights = _softmax([c.score for c in completions])
+    found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
+    for c, w in zip(completions, weights):
+        for k, start, end in rendered.restore:
+            text, accented = _in_script(c.text, start, end, lexicon)
+            slot = found[k].setdefault(text, [0.0, accented])
+            slot[0] += w
+    return {k: sorted((Reading(t, p, a) for t, (p, a) in d.items()), key=lambda r: -r.prob)
+            for k, d in found.items()}
+
+
+def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
+    """``text[start:end]`` (restored letters) in the user's script: each word it touches taken
+    from the lexicon when known."""
+    if lexicon is None:
+        return text[start:end], False
+    pieces, accented, i = [], True, start
+    while i < end:
+        if text[i] == " ":
+            pieces.append(" ")
+            i += 1
+            continue
+        ws = i
+        while ws > 0 and text[ws - 1] != " ":
+            ws -= 1
+        we = i
+        while we < len(text) and text[we] != " ":
+            we += 1
+        stop = min(we, end)
+        piece, known = lexicon.script(text[ws:we], i - ws, stop - ws)
+        pieces.append(piece)
+        accented = accented and known
+        i = stop
+    return "".join(pieces), accented and any(p != " " for p in pieces)
+
+
+# ---- outputs ---------------------------------------------------------------------------------
+def describe(model_name: str, config, top_k: int, hide_supplied: bool) -> str:
+    """What the header's <change> says: model, decoder and options."""
+    opts = config.to_json() if config is not None else {}
+    shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
+    return (f"Lost text restored by infill with model {model_name}, decoder "
+            f"{opts.get('decoder', 'beam')} ({shown}); top {top_k} readings"
+            + ("; the editors' supplements hidden and read afresh" if hide_supplied else ""))
+
+
+def epidoc_output(result: EditionResult, model_name: str, config=None, top_k: int = 5) -> str:
+    """The file with the restorations written in (see :mod:`infill.data.epidoc_write`)."""
+    from infill._version import __version__
+
+    apply_readings(result.edition, result.readings)
+    add_header(result.edition, describe(model_name, config, top_k, result.hide_supplied),
+               __version__)
+    return serialize(result.edition)
+
+
+def leiden_output(result: EditionResult) -> str:
+    """The edition as Leiden text with the first readings in ``[ ]``."""
+    return leiden(result.edition, result.readings)
