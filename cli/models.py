@@ -8,16 +8,28 @@ from .options import json_option
 
 
 @click.group(cls=InfillGroup, invoke_without_command=True)
+@click.option("--model", "-m", "model", default=None,
+              help="Describe this model instead (e.g. an Ithaca checkpoint_v1.pkl).")
 @json_option
 @click.pass_context
 @clean_errors
-def models(ctx, as_json):
-    """List the models that load by name (--model NAME), with their size on disk."""
+def models(ctx, model, as_json):
+    """List the models that load by name (--model NAME), with their size on disk; with
+    --model, describe that one model (architecture, alphabet, parameters)."""
     if ctx.invoked_subcommand is not None:
         return
     import json
 
-    from infill.models.registry import list_models
+    from infill.models.registry import describe_model, list_models
+
+    if model is not None:
+        row = describe_model(model)
+        if as_json:
+            click.echo(json.dumps(row, ensure_ascii=False))
+        else:
+            for key, value in row.items():
+                click.echo(f"{key}: {value}")
+        return
 
     rows = list_models()
     if as_json:

@@ -508,7 +508,10 @@ def _run_units(model, config, work, done, writer, counter, bert, bar, new: list)
             seed=derive_seed(config.seed, method.key, n) & METHOD_SEED_MASK)
         counter.reset()
         t0 = time.perf_counter()
-        results = run_decoder(model, [e.masked(model.mask_id) for e in batch], None, dcfg)
+        # the gaps are given: a model whose mask is also a text symbol (Ithaca's '-') may hold
+        # it elsewhere in the input
+        results = run_decoder(model, [e.masked(model.mask_id) for e in batch],
+                              [list(range(e.start, e.start + e.n)) for e in batch], dcfg)
         seconds = (time.perf_counter() - t0) / len(batch)
         rows = [make_row(model, method, e, hyps, config.ks, counter.calls,
                          counter.rows / len(batch), seconds)

@@ -83,6 +83,9 @@ class MaskedLM(ABC):
     supports_logits: bool = False
     #: what one position is, for users: "tokens", "characters", "residues"
     unit: str = "tokens"
+    #: whether ``mask_id`` is also a symbol texts hold as context (Ithaca's missing-character
+    #: ``-``): then a mask in an input is not a gap by itself, gaps are passed explicitly
+    mask_in_text: bool = False
 
     #: speed-ups applied after loading (:func:`infill.models.accel.accelerate`)
     acceleration: dict = {}

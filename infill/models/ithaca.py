@@ -535,6 +535,7 @@ class IthacaMaskedLM(MaskedLM):
 
     supports_logits = True
     unit = "characters"
+    mask_in_text = True
 
     def __init__(self, net: IthacaNet, name: str = "ithaca", device=None, dtype=None):
         self.device = resolve_device(device)

@@ -29,6 +29,23 @@ def list_models() -> list[dict]:
     return rows
 
 
+def describe_model(name_or_path: str) -> dict:
+    """What one model holds (``infill models --model NAME``): an Ithaca checkpoint is read
+    without building its network; any other model is loaded (on the CPU) and summarized."""
+    from pathlib import Path
+    path = Path(str(name_or_path)).expanduser()
+    if path.is_file() and path.suffix == ".pkl":
+        from infill.models.ithaca import describe_checkpoint
+        return describe_checkpoint(path)
+    from infill.models import load_model
+    lm = load_model(str(name_or_path), device="cpu")
+    net = getattr(lm, "model", None)
+    return {"name": lm.name, "family": type(lm).__name__, "unit": lm.unit,
+            "vocabulary": lm.vocab_size, "max_length": lm.max_length,
+            "mask": lm.id_to_token(lm.mask_id), "default_pivot": lm.id_to_token(lm.default_pivot),
+            "parameters": sum(p.numel() for p in net.parameters()) if net is not None else None}
+
+
 def prepare(name: str):
     """Fetch/convert a downloadable model into the cache; returns where it is."""
     from infill.models import antibody

@@ -23,8 +23,9 @@ NOT_SERVABLE = "infill models download"   # status prefix of named models not fe
 def family_of(model: MaskedLM) -> str:
     """The family of a loaded model: greek (character models), protein, or text."""
     from infill.models.char import CharMaskedLM
+    from infill.models.ithaca import IthacaMaskedLM
     from infill.models.protein import ProteinMLM
-    if isinstance(model, CharMaskedLM):
+    if isinstance(model, (CharMaskedLM, IthacaMaskedLM)):
         return "greek"
     if isinstance(model, ProteinMLM):
         return "protein"
