@@ -23,13 +23,14 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from infill.bench.gaps import Example, derive_seed, pick_indices, select_examples, tokenize_texts
 from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
 from infill.config import DecodeConfig, check_seed
 from infill.data.corpora import load_texts
-from infill.data.files import ensure_dir
+from infill.data.files import ensure_dir, parse_json, read_json
 from infill.data.splits import PARTS, heldout
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import MaskedLM
@@ -125,8 +126,8 @@ def read_rows(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = parse_json(line, f"{path}: line {i}")
+        except InputError:
             row = None
         if not _is_row(row):
             raise InputError(f"{path}: line {i} is corrupt; remove it or use --overwrite")
@@ -185,10 +186,10 @@ def model_fingerprint(name: str) -> str | None:
 
 def _read_config(cfg_path: Path) -> dict:
     try:
-        old = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {cfg_path} ({str(e).splitlines()[0][:80]}); "
-                             "remove it or use --overwrite to start afresh") from None
+        old = read_json(cfg_path, "benchmark configuration")
+    except InputError as e:
+        raise ModelLoadError(f"{str(e).splitlines()[0][:200]}; remove it or use --overwrite to "
+                             "start afresh") from None
     if not isinstance(old, dict):
         raise ModelLoadError(f"{cfg_path} is not a benchmark configuration; remove it or use "
                              "--overwrite to start afresh")
@@ -328,6 +329,7 @@ class Plan:
     corpus_size: int
     pool_size: int = 0      # examples the draw was made from (the split part, or the corpus)
     unit: str = "tokens"    # what a gap is counted in (tokens, characters, residues)
+    report: Callable | None = None   # extra tables of a selector: report(out, rows) -> dict
 
     def total_rows(self) -> int:
         return len(self.grid) * sum(len(v) for v in self.examples.values())
@@ -335,6 +337,10 @@ class Plan:
 
 def make_plan(model: MaskedLM, config: BenchConfig) -> Plan:
     """Examples (split, subset, gap spans) and the method grid of a configuration."""
+    from infill.bench.epidoc import epidoc_folder, epidoc_plan
+    folder = epidoc_folder(config.data, config.data_root)
+    if folder is not None:           # EpiDoc editions: the editors' supplements
+        return epidoc_plan(model, config, folder)
     if config.split == "all":
         texts = load_texts(config.data, config.fmt, config.data_root)
         if not texts:
@@ -488,6 +494,8 @@ def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = Non
         rows = write_results(out, plan, config.batch_size,
                              rows + [r for part in parts for r in part])
         summary = write_report(out, config, plan, rows, bert_available=bert is not None)
+        if plan.report is not None:
+            summary["selector"] = plan.report(out, rows)
     summary = shard.broadcast(summary)
     if not shard.main:
         remove_rank_files(out)        # merged by rank 0 (this rank's own disk, if not shared)
