@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import click
 
 from infill.data.fasta import format_fasta, is_fasta, parse_fasta
-from infill.data.files import check_text, read_stdin, read_text
+from infill.data.files import check_length, check_text, read_input
 from infill.errors import InputError
 
 
@@ -20,12 +20,13 @@ from infill.errors import InputError
 class Record:
     """One input: an ``id`` (FASTA header's first word, else its line or argument number), the
     ``text`` and, for FASTA, the whole ``header``; ``error`` when it cannot be used (then
-    ``text`` may be None)."""
+    ``text`` may be None); ``notes`` on how it was read (e.g. Leiden sigla read loosely)."""
 
     id: str
     text: str | None
     header: str | None = None
     error: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 FILE_SUFFIXES = (".fa", ".fasta", ".faa", ".fas", ".txt", ".tsv")
@@ -57,7 +58,8 @@ def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "in
         raise InputError(f"give {what}s either as arguments or with --input, not both")
     if texts:
         for i, t in enumerate(texts, 1):
-            if looks_like_a_file(check_text(t, f"argument {i}")) and not os.path.exists(t):
+            if looks_like_a_file(check_length(check_text(t, f"argument {i}"), f"argument {i}")) \
+                    and not os.path.exists(t):
                 raise InputError(f"argument {i} names a file that does not exist: {t!r} (files "
                                  f"are read with --input FILE; a text needs a space or no "
                                  f"file suffix)")
@@ -65,12 +67,14 @@ def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "in
     if input_file is None or input_file == "-":
         if input_file is None and (sys.stdin is None or sys.stdin.isatty()):
             raise InputError(f"no {what}: give TEXT, --input FILE, or pipe lines on stdin")
-        raw, name = read_stdin(), "<stdin>"
-    else:
-        raw, name = read_text(input_file, "input file"), input_file
-    if is_fasta(raw):
-        return [Record(r.id, r.sequence, r.header) for r in parse_fasta(raw, name)]
-    records = [Record(str(n), line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    raw, name = read_input(input_file)       # bounded: an endless device or pipe is refused
+    if is_fasta(raw):       # a record without sequence is that record's error, never dropped
+        return [Record(r.id, check_length(r.sequence, f"{name} record {r.id!r}"), r.header)
+                if r.sequence else Record(r.id, None, r.header, error=f"FASTA record {r.id!r} "
+                                          f"(line {r.line}) has no sequence")
+                for r in parse_fasta(raw, name, keep_empty=True)]
+    records = [Record(str(n), check_length(line, f"{name} line {n}"))
+               for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
     if not records:
         raise InputError(f"empty input: nothing in {name}")
     return records

@@ -30,7 +30,7 @@ from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
 from infill.config import DecodeConfig, check_seed
 from infill.data.corpora import load_texts
-from infill.data.files import ensure_dir
+from infill.data.files import ensure_dir, parse_json, read_json
 from infill.data.splits import PARTS, heldout
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import MaskedLM
@@ -126,8 +126,8 @@ def read_rows(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except ValueError:
+            row = parse_json(line, f"{path}: line {i}")
+        except InputError:
             row = None
         if not _is_row(row):
             raise InputError(f"{path}: line {i} is corrupt; remove it or use --overwrite")
@@ -186,10 +186,10 @@ def model_fingerprint(name: str) -> str | None:
 
 def _read_config(cfg_path: Path) -> dict:
     try:
-        old = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {cfg_path} ({str(e).splitlines()[0][:80]}); "
-                             "remove it or use --overwrite to start afresh") from None
+        old = read_json(cfg_path, "benchmark configuration")
+    except InputError as e:
+        raise ModelLoadError(f"{str(e).splitlines()[0][:200]}; remove it or use --overwrite to "
+                             "start afresh") from None
     if not isinstance(old, dict):
         raise ModelLoadError(f"{cfg_path} is not a benchmark configuration; remove it or use "
                              "--overwrite to start afresh")

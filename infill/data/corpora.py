@@ -10,13 +10,12 @@ through the optional ``datasets`` package.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from infill.data.fasta import parse_fasta
-from infill.data.files import read_text
+from infill.data.files import parse_json, read_text
 from infill.errors import ConfigError, InputError
 
 __all__ = ["CORPORA", "Corpus", "DATA_ENV", "FORMATS", "data_root", "guess_format", "load_texts",
@@ -87,10 +86,7 @@ def read_jsonl(text: str, path: str, column: str = "text") -> list[str]:
     for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{k}: not valid JSON ({e.msg})") from None
+        obj = parse_json(line, f"{path}:{k}")
         if not isinstance(obj, dict) or not isinstance(obj.get(column), str):
             raise InputError(f"{path}:{k}: expected an object with a string field {column!r}")
         out.append(obj[column])

@@ -10,17 +10,27 @@
 from __future__ import annotations
 
 import codecs
+import json
+import os
 import pickle
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 from infill.errors import InputError, ModelLoadError
 
-__all__ = ["check_text", "decode_bytes", "ensure_dir", "read_lines", "read_pickle_file",
-           "read_stdin", "read_text"]
+__all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "input_chars_limit",
+           "input_limit", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
+           "read_pickle_file", "read_stdin", "read_text"]
 
 MAX_FILE_BYTES = 2 * 2 ** 30
+MAX_INPUT_BYTES = 64 * 2 ** 20
+"""Bytes of one command input (file or stdin); more is refused (``INFILL_MAX_INPUT_BYTES``)."""
+MAX_INPUT_CHARS = 200_000
+"""Characters of one input text; a longer one is refused before any work
+(``INFILL_MAX_INPUT_CHARS``)."""
+_CHUNK = 1 << 20
 
 _BOMS = [(codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
@@ -65,22 +75,42 @@ def decode_bytes(data: bytes, name: str) -> str:
                          "(or UTF-16 with a byte-order mark)") from None
 
 
-def read_text(path: str | Path, what: str = "file") -> str:
-    """The whole text of a file (InputError if missing, a directory, too large or undecodable)."""
+def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a file, at most ``limit`` of them: read in chunks, never trusting the size
+    the file system reports (0 for /dev/zero, pipes and other devices). InputError if it is
+    missing, a directory, unreadable or longer than ``limit`` (the limit is named)."""
     p = Path(path)
+    chunks, total = [], 0
     try:
-        if p.is_dir():
-            raise InputError(f"{what} {str(p)!r} is a directory")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"{what} {str(p)!r} is {size / 2 ** 30:.1f} GiB, over the "
-                             f"{MAX_FILE_BYTES // 2 ** 30} GiB limit")
-        data = p.read_bytes()
-    except FileNotFoundError:
+        is_dir = p.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if is_dir:
+        raise InputError(f"{what} {str(p)!r} is a directory")
+    try:
+        with open(p, "rb") as f:
+            if os.fstat(f.fileno()).st_size > limit:    # a regular file says so at once
+                total = os.fstat(f.fileno()).st_size
+            while total <= limit:
+                chunk = f.read(min(_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+    except (FileNotFoundError, ValueError):    # ValueError: a name no file can have (NUL)
         raise InputError(f"{what} not found: {str(p)!r}") from None
     except OSError as e:
         raise InputError(f"cannot read {what} {str(p)!r}: {e.strerror or e}") from None
-    return decode_bytes(data, str(p))
+    if total > limit:
+        raise InputError(f"{what} {str(p)!r} is longer than the {_size(limit)} limit"
+                         f"{_limit_hint(limit)}")
+    return b"".join(chunks)
+
+
+def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
+    """The whole text of a file (InputError if missing, a directory, longer than ``limit``
+    bytes or undecodable)."""
+    return decode_bytes(read_bytes(path, what, limit), str(path))
 
 
 def read_lines(path: str | Path, what: str = "file") -> list[str]:
@@ -88,13 +118,131 @@ def read_lines(path: str | Path, what: str = "file") -> list[str]:
     return read_text(path, what).splitlines()
 
 
-def read_stdin() -> str:
-    """All of standard input as text (same policy)."""
+def read_input(path: str | Path | None, what: str = "input file") -> tuple[str, str]:
+    """(text, name) of a command's input: the file ``path``, or standard input for None / '-';
+    at most :func:`input_limit` bytes either way (an endless device or pipe is refused once it
+    passes it). A FIFO (named pipe) is read like ``cat`` reads it: opening it waits for a writer."""
+    limit = input_limit()
+    if path is None or str(path) == "-":
+        return read_stdin(limit), "<stdin>"
+    return read_text(path, what, limit), str(path)
+
+
+def input_limit() -> int:
+    """Bytes a command reads from one input file or stdin: :data:`MAX_INPUT_BYTES`, or the
+    environment's ``INFILL_MAX_INPUT_BYTES``."""
+    return _env_limit("INFILL_MAX_INPUT_BYTES", MAX_INPUT_BYTES)
+
+
+def input_chars_limit() -> int:
+    """Characters of one input text (one line / FASTA record): :data:`MAX_INPUT_CHARS`, or the
+    environment's ``INFILL_MAX_INPUT_CHARS``."""
+    return _env_limit("INFILL_MAX_INPUT_CHARS", MAX_INPUT_CHARS)
+
+
+def check_length(text: str, where: str) -> str:
+    """``text`` unless it is longer than :func:`input_chars_limit` characters (InputError
+    naming the limit: refused at once, before any work on it)."""
+    limit = input_chars_limit()
+    if len(text) > limit:
+        raise InputError(f"{where} is {len(text):,} characters long, over the limit of "
+                         f"{limit:,} per input (set INFILL_MAX_INPUT_CHARS to raise it)")
+    return text
+
+
+def _env_limit(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"{name} must be a positive whole number, not {raw[:40]!r}")
+    return value
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale:,} {unit}"
+    return f"{n:,}-byte"
+
+
+def _limit_hint(limit: int) -> str:
+    return (" (set INFILL_MAX_INPUT_BYTES to raise it)" if limit == input_limit() else "")
+
+
+# ---- JSON -------------------------------------------------------------------------------------
+MAX_JSON_DEPTH = 100
+"""Nesting depth of the JSON infill reads (configs, rows): real files nest a few levels; a file
+nested thousands deep would overflow the parser's recursion."""
+MAX_JSON_BYTES = 64 * 2 ** 20
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def parse_json(text: str | bytes, where: str, error: type[Exception] = InputError):
+    """``json.loads`` for text from a file or a request: nesting beyond :data:`MAX_JSON_DEPTH`
+    and invalid JSON become ``error`` naming ``where`` (never a RecursionError)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise error(f"{where}: not UTF-8 text (byte offset {e.start})") from None
+    brackets = text.count("[") + text.count("{")       # cheap: few brackets, shallow JSON
+    depth = json_depth(text) if brackets > MAX_JSON_DEPTH else 0
+    if depth > MAX_JSON_DEPTH:
+        raise error(f"{where}: JSON nested {depth:,} levels deep (at most {MAX_JSON_DEPTH})")
+    try:
+        return json.loads(text)
+    except RecursionError:      # cannot happen below the depth bound; kept as a last guard
+        raise error(f"{where}: JSON nested too deeply") from None
+    except ValueError as e:
+        raise error(f"{where}: not valid JSON ({getattr(e, 'msg', None) or str(e)[:80]})") from None
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings (linear; no recursion)."""
+    bare = _STRINGS.sub('""', text) if '"' in text else text
+    depth = deepest = 0
+    for c in re.findall(r"[\[\]{}]", bare):
+        depth += 1 if c in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def read_json(path: str | Path, what: str = "file", error: type[Exception] = InputError,
+              limit: int = MAX_JSON_BYTES):
+    """The JSON value of a file, read with a size and a depth bound (see :func:`parse_json`);
+    every failure is one ``error`` naming ``what`` and the file."""
+    try:
+        text = decode_bytes(read_bytes(path, what, limit), str(path))
+    except InputError as e:
+        raise error(str(e)) from None
+    return parse_json(text, f"{what} {str(path)!r}", error)
+
+
+def read_stdin(limit: int | None = None) -> str:
+    """All of standard input as text (same policy), at most ``limit`` bytes
+    (:func:`input_limit` by default)."""
+    limit = input_limit() if limit is None else limit
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
-        data = sys.stdin.read()
+        data = sys.stdin.read(limit + 1)
+        if len(data) > limit:
+            raise InputError(f"<stdin> is longer than the {_size(limit)} limit{_limit_hint(limit)}")
         return check_text(data, "<stdin>") if isinstance(data, str) else decode_bytes(data, "<stdin>")
-    return decode_bytes(stream.read(), "<stdin>")
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > limit:
+        raise InputError(f"<stdin> is longer than the {_size(limit)} limit{_limit_hint(limit)}")
+    return decode_bytes(b"".join(chunks), "<stdin>")
 
 
 def check_text(text: str, where: str) -> str:

@@ -7,7 +7,6 @@ the recorded split, so "test" is exactly the data the model never saw.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -66,10 +65,8 @@ def model_dir(model: str | Path) -> Path | None:
 
 
 def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {path}: {str(e).splitlines()[0][:120]}") from None
+    from infill.data.files import read_json
+    data = read_json(path, "training record", ModelLoadError)
     if not isinstance(data, dict):
         raise ModelLoadError(f"{path} is not a JSON object")
     return data

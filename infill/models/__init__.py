@@ -1,7 +1,6 @@
 """Model adapters. :func:`load_model` picks the right one from a name or path."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from infill.errors import ModelLoadError
@@ -80,11 +79,8 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
                 return load_fair_esm(str(checkpoints[0]), device=device, dtype=dtype, **options)
             raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json, "
                                  "nor one fair-esm .pt checkpoint)")
-        try:
-            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise ModelLoadError(f"cannot read {path / 'config.json'}: "
-                                 f"{str(e).splitlines()[0][:120]}") from None
+        from infill.data.files import read_json
+        config = read_json(path / "config.json", "model configuration", ModelLoadError)
         if not isinstance(config, dict):
             raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
                                  "object)")
