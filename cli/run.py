@@ -6,6 +6,7 @@ import click
 from .epidoc import FORMATS as EPIDOC_FORMATS
 from .epidoc import run_epidoc
 from .errors import CLIError, InfillCommand, clean_errors
+from .status import chosen_options, say
 from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
                  write_table)
 from .options import (SafePath, decode_config, decode_options, device_options, gap_options,
@@ -68,6 +69,7 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
     """
     import infill
     from infill.api import FillResult, effective_config
+    from infill.models.defaults import resolve_defaults
     from infill.parallel import current
 
     shard = current()
@@ -87,6 +89,8 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
     options = {"allow_nonstandard": True} if allow_nonstandard else {}
     lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
                            compile=compile_model, **options)
+    cfg, used = resolve_defaults(lm, cfg, chosen_options())
+    say(used.line())
     if region is not None:
         records = _regions(lm, records, region)
     if lm.unit == "characters":          # Greek: Leiden sigla ([...], [.3], [αβ]) accepted
@@ -118,6 +122,7 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
                     if res is None:
                         res = FillResult(rec.text, [], error)
                     res.error = error
+                    res.defaults = used
                     json_line(res.to_json(model, effective_config(cfg, top_k), gap, rec.id))
                 elif error is not None:
                     continue

@@ -25,6 +25,7 @@ from infill.decoding.windows import Window, windows_for
 from infill.errors import ConfigError, InfillError, InputError
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
+from infill.models.defaults import Defaults, resolve_defaults
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,16 @@ class FillResult:
     error: str | None = None
     windows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    defaults: Defaults | None = None
+    """The model's recommended options this decode used (:mod:`infill.models.defaults`)."""
 
     def to_json(self, model: str, config: DecodeConfig, gap: int, id: str | None = None) -> dict:
-        """One line of ``infill run --json`` (also the answer of ``POST /api/fill``)."""
-        return {"id": id, "input": self.input, "model": model, "config": config.to_json(),
+        """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
+        carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
+        config = config.to_json()
+        if self.defaults is not None and self.defaults.values:
+            config["defaults"] = self.defaults.to_json()
+        return {"id": id, "input": self.input, "model": model, "config": config,
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
 
@@ -177,8 +184,11 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 
               _raise: bool = False, **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
-    the others are decoded together as usual."""
+    the others are decoded together as usual. Options not given (the scorer, or with no
+    ``config`` the order too) take the model's recommended defaults (``FillResult.defaults``)."""
+    chosen = set(options) | ({"order"} if config is not None else set())
     config = DecodeConfig.from_options(config, **options)
+    config, defaults = resolve_defaults(model, config, chosen)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ConfigError(f"top-k must be an integer >= 1, got {top_k!r}")
     config = effective_config(config, top_k)
@@ -190,7 +200,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 
     if not all(isinstance(t, str) for t in texts):
         raise InputError("fill takes text (a string or a list of strings); use decode for ids")
     model.check_gap(gap)
-    results = [FillResult(t, []) for t in texts]
+    results = [FillResult(t, [], defaults=defaults) for t in texts]
     jobs: list[tuple[int, Encoding, Window, int, int]] = []   # (input, encoding, window, lo, hi)
     windowed = 0
     for i, t in enumerate(texts):

@@ -1,0 +1,121 @@
+"""A model's recommended decoding defaults: the scorer and order its own benchmark measured best.
+
+A model folder may hold ``defaults.json`` = ``{"scorer": ..., "order": ..., "why": "..."}`` (the
+builtins' are written from their accuracy benchmark). When a user does not choose the scorer or
+the order, the decode uses the model's recommendation, or infill's own defaults (HCB,
+left-to-right) for a model that records none; :class:`Defaults` says which values were used and
+why, for every front end to show (CLI: one line on stderr; JSON: ``config.defaults``; workbench).
+
+    config, used = resolve_defaults(model, config, chosen={"beam_size"})
+    print(used.line())       # scorer: standard, order: left-to-right (builtin:greek's defaults: ...)
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from infill.errors import ModelLoadError
+
+__all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
+           "recommendation", "resolve_defaults"]
+
+DEFAULTS_FILE = "defaults.json"
+FIELDS = ("scorer", "order")
+"""The decoding options a model recommends."""
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``)."""
+
+    scorer: str
+    order: str
+    why: str
+    source: str = "infill"
+
+
+LIBRARY_DEFAULTS = Recommendation(
+    "hcb", "left-to-right", "the method's update rule, filling the gap in reading order")
+"""infill's own defaults, for a model that records no recommendation."""
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The defaults a decode used: ``values`` (option -> value) and the recommendation behind them."""
+
+    values: dict
+    recommendation: Recommendation
+
+    def line(self) -> str:
+        """One line for a person: ``scorer: standard (builtin:greek's default: why)``."""
+        if not self.values:
+            return ""
+        rec = self.recommendation
+        used = ", ".join(f"{k}: {v}" for k, v in self.values.items())
+        plural = "s" if len(self.values) > 1 else ""
+        whose = "infill's" if rec.source == "infill" else f"{rec.source}'s"
+        return f"{used} ({whose} default{plural}: {rec.why})"
+
+    def to_json(self) -> dict:
+        rec = self.recommendation
+        return {"options": list(self.values), "source": rec.source, "why": rec.why}
+
+
+def _folder(model) -> tuple[Path | None, str]:
+    """The model's folder and its label (``builtin:NAME`` for a builtin, else its path)."""
+    from infill.data.builtins import builtin_path, models_dir
+    name = str(getattr(model, "name", model))
+    try:
+        path = builtin_path(name) if name.startswith("builtin:") else Path(name).expanduser()
+    except ModelLoadError:
+        return None, name
+    try:
+        root = models_dir().resolve()
+        inside = path.resolve().parent == root or path.resolve().parent.parent == root
+    except OSError:
+        inside = False
+    folder = path if path.is_dir() else (path.parent if inside and path.is_file() else None)
+    if folder is not None and inside and folder.resolve().parent == root:
+        return folder, f"builtin:{folder.name}"
+    return folder, name
+
+
+def recommendation(model) -> Recommendation:
+    """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``;
+    :data:`LIBRARY_DEFAULTS` when it records none. A malformed file is a :class:`ModelLoadError`."""
+    from infill.config import ORDERS, SCORERS
+    folder, label = _folder(model)
+    path = None if folder is None else folder / DEFAULTS_FILE
+    if path is None or not path.is_file():
+        return LIBRARY_DEFAULTS
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ModelLoadError(f"cannot read {path}: {str(e).splitlines()[0][:120]}") from None
+    if not isinstance(data, dict) or data.get("scorer") not in SCORERS \
+            or data.get("order") not in ORDERS or not isinstance(data.get("why"), str):
+        raise ModelLoadError(f"{path}: expected {{\"scorer\": one of {', '.join(SCORERS)}, "
+                             f"\"order\": one of {', '.join(ORDERS)}, \"why\": text}}")
+    return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label)
+
+
+def resolve_defaults(model, config=None, chosen: Iterable[str] = ()):
+    """``config`` (a :class:`~infill.config.DecodeConfig`; None: infill's) with the options the
+    user did not choose (``chosen``: option names) set to the model's recommendation.
+
+    The scorer is recommended for beam search only: a sampling baseline scores with the standard
+    update and the AG decoder has no scorer. Returns ``(config, Defaults)``."""
+    from infill.config import DecodeConfig
+    config = DecodeConfig() if config is None else config
+    chosen = set(chosen)
+    rec = recommendation(model)
+    values = {}
+    if "order" not in chosen and config.decoder == "beam":
+        values["order"] = rec.order
+    if "scorer" not in chosen and config.scorer is None and config.decoder == "beam" \
+            and config.sampling is None:
+        values["scorer"] = rec.scorer
+    values = {k: values[k] for k in FIELDS if k in values}
+    return (config.replace(**values) if values else config), Defaults(values, rec)
