@@ -167,16 +167,8 @@ def parse_xml(path: str | Path, text: str | None = None):
     from lxml import etree
 
     name = str(path)
-    if text is None:
-        p = Path(path)
-        try:
-            size = p.stat().st_size
-        except OSError:
-            size = 0
-        if size > MAX_BYTES:
-            raise InputError(f"{name}: {size / 2 ** 20:.1f} MB, over the {MAX_BYTES // 2 ** 20} MB "
-                             "limit for an EpiDoc file", path=name)
-        text = read_text(p, "EpiDoc file")
+    if text is None:           # the bounded reader (it names the file): never more than MAX_BYTES
+        text = read_text(path, "EpiDoc file", limit=MAX_BYTES)
     elif len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise InputError(f"{name}: over the {MAX_BYTES // 2 ** 20} MB limit for an EpiDoc file",
                          path=name)

@@ -177,8 +177,10 @@ def test_huge_file_refused_before_reading(tmp_path, monkeypatch):
     p = _bad(tmp_path, TEI_HEAD + "<div type='edition'><ab>" + "α" * 5000 +
              "</ab></div></body></text></TEI>")
     monkeypatch.setattr(epidoc, "MAX_BYTES", 4000)
-    with pytest.raises(InputError, match="over the 0 MB limit"):
+    with pytest.raises(InputError, match="longer than the 4,000-byte limit"):
         read_edition(p)
+    with pytest.raises(InputError, match="over the 0 MB limit"):
+        read_edition(p, p.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("depth", [100, 20_000])
