@@ -2,10 +2,11 @@
 
 Names (``--methods``, comma separated):
   hcb-l2r, hcb-b2w, standard-l2r, standard-b2w   beam search, scorer x order (SPEC §1)
+  hcb-any, standard-any                           beam search in any order (Ithaca's search)
   scramble-l2r, scramble-b2w, swap-l2r, swap-b2w  ablations: context scramble, random token swap (§1.2)
   pure, temp0.25, temp0.5, temp0.75, nucleus0.9   sampling baselines at matched budget (§1.1);
                                                   any temperature ``tempT`` / nucleus ``nucleusP``
-Groups: ``beam`` (the four beam searches), ``sampling``, ``ablations``, ``all``.
+Groups: ``beam`` (the four beam searches), ``any-order``, ``sampling``, ``ablations``, ``all``.
 Every method runs once per beam size; HCB methods run once per pivot (default: the model's).
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from infill.config import SCORERS as SCORER_NAMES
 from infill.config import DecodeConfig
 from infill.errors import ConfigError
 
-ORDER_CODES = dict(zip(("l2r", "b2w"), ORDER_NAMES))
+ORDER_CODES = dict(zip(("l2r", "b2w", "any"), ORDER_NAMES))
 """Short order codes of method names -> :data:`infill.config.ORDERS`."""
 SCORER_CODES = {**{name: name for name in SCORER_NAMES}, "std": "standard"}
 """Scorer spellings of method names -> :data:`infill.config.SCORERS`."""
@@ -26,8 +27,9 @@ GROUPS = {
     "beam": ["hcb-l2r", "hcb-b2w", "standard-l2r", "standard-b2w"],
     "sampling": ["pure", "temp0.25", "temp0.5", "temp0.75", "nucleus0.9"],
     "ablations": ["scramble-l2r", "scramble-b2w", "swap-l2r", "swap-b2w"],
+    "any-order": ["hcb-any", "standard-any"],
 }
-GROUPS["all"] = GROUPS["beam"] + GROUPS["sampling"] + GROUPS["ablations"]
+GROUPS["all"] = GROUPS["beam"] + GROUPS["sampling"] + GROUPS["ablations"] + GROUPS["any-order"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def _parse_one(name: str, beam: int) -> Method:
         if not 0 < p <= 1:
             raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}")
         return Method(f"nucleus{p:g}", beam, scorer="standard", sampling="nucleus", top_p=p)
-    m = re.fullmatch(r"([a-z]+)-(l2r|b2w)", name)
+    m = re.fullmatch(r"([a-z]+)-(" + "|".join(ORDER_CODES) + ")", name)
     if m and m.group(1) in SCORER_CODES:
         scorer = SCORER_CODES[m.group(1)]
         return Method(f"{scorer}-{m.group(2)}", beam, scorer=scorer,

@@ -137,7 +137,7 @@ def test_methods_grid():
     b2w = next(m for m in grid if m.key == "hcb-b2w/b5/pivot=[CLS]")
     assert b2w.decode_config(base) == infill.DecodeConfig(scorer="hcb", order="best-to-worst",
                                                           beam_size=5, pivot=2, seed=3)
-    assert len(expand_names("all")) == 13
+    assert len(expand_names("all")) == 15
     with pytest.raises(ConfigError, match="unknown method"):
         expand_names("hcb-r2l")
     with pytest.raises(ConfigError, match="beam"):

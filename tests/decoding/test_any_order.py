@@ -232,3 +232,12 @@ def test_dedup_keep_is_validated():
     with pytest.raises(infill.ConfigError, match="dedup_keep"):
         infill.DecodeConfig(order="any-order", dedup_keep="max")
     assert infill.DecodeConfig(dedup_keep="lower").to_json()["dedup_keep"] == "lower"
+
+
+def test_bench_grid_runs_any_order():
+    from infill.bench.methods import build_grid, expand_names
+    names = expand_names("any-order")
+    assert names == ["hcb-any", "standard-any"]
+    cfgs = [m.decode_config(infill.DecodeConfig()) for m in build_grid(names, [3])]
+    assert [(c.scorer_name, c.order, c.beam_size) for c in cfgs] == \
+        [("hcb", "any-order", 3), ("standard", "any-order", 3)]
