@@ -116,6 +116,8 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
                 if error is not None:
                     failed += 1
                     click.echo(f"Error: input {rec.id}: {error}", err=True)
+                if res is not None and rec.notes:     # how the input was read comes first
+                    res.notes = [*rec.notes, *res.notes]
                 for note in ([] if res is None else res.notes):
                     click.echo(f"note: input {rec.id}: {note}", err=True)
                 if fmt == "json":
@@ -164,7 +166,8 @@ def _leiden(records, marker):
             out.append(r)
             continue
         try:
-            out.append(replace(r, text=convert(r.text, marker).text))
+            converted = convert(r.text, marker)
+            out.append(replace(r, text=converted.text, notes=r.notes + converted.notes))
         except InfillError as e:
             out.append(replace(r, text=None, error=str(e).splitlines()[0]))
     return out

@@ -119,6 +119,8 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
                      target_temperature=temperature_alias or target_temperature, anneal=anneal,
                      min_temperature=min_temperature, epochs=epochs, chains=chains,
                      burn_in=burn_in, order=order, init=init, gibbs=gibbs,
+        if rec.error is not None:            # e.g. a FASTA record without sequence
+            return rec.error
                      allow_special=allow_special, seed=seed)
     from infill.parallel import current
 
@@ -211,6 +213,9 @@ def rescore(texts, model, input_file, energy, top, device, dtype, quantize, comp
     shard = current()
     records = read_records(tuple(texts), input_file, "text")
     lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
+    for i, res in zip(mine, scored_mine):
+        if records[i].error is not None:      # e.g. a FASTA record without sequence
+            res.error = records[i].error
                            compile=compile_model)
     long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
                                             "centred on it")

@@ -18,11 +18,12 @@ import numpy as np
 import torch
 
 from infill.config import DecodeConfig
+from infill.data.files import check_text
 from infill.decoding.decoders import DECODERS
 from infill.decoding.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
 from infill.decoding.windows import Window, windows_for
-from infill.errors import ConfigError, InfillError, InputError
+from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 from infill.models.defaults import Defaults, resolve_defaults
@@ -92,7 +93,30 @@ def wrap_hf(model, tokenizer) -> MaskedLM:
 def _is_single(input_ids) -> bool:
     if isinstance(input_ids, torch.Tensor):
         return input_ids.dim() == 1
-    return len(input_ids) > 0 and not isinstance(input_ids[0], (Sequence, torch.Tensor))
+    first = input_ids[0] if len(input_ids) else None
+    return first is not None and (isinstance(first, (str, bytes))     # text: refused as one row
+                                  or not isinstance(first, (Sequence, torch.Tensor, np.ndarray)))
+
+
+def _id_rows(model: MaskedLM, batch: list) -> list[list[int]]:
+    """The inputs of :func:`decode` as lists of ints; InputError for a row that is not token
+    ids of this model (text, floats, ids out of range)."""
+    rows = []
+    for k, x in enumerate(batch, 1):
+        if isinstance(x, (torch.Tensor, np.ndarray)):
+            x = x.tolist()
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+            raise InputError(f"decode takes token ids: input {k} is {type(x).__name__}, not a "
+                             "sequence of ints (use fill for text)")
+        for v in x:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise InputError(f"decode takes token ids: input {k} holds {v!r} "
+                                 f"({type(v).__name__}), not an int (use fill for text)")
+            if not 0 <= v < model.n_input_ids:
+                raise InputError(f"decode: input {k} holds token id {v}, outside the model's "
+                                 f"{model.n_input_ids} ids")
+        rows.append([int(v) for v in x])
+    return rows
 
 
 def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
@@ -120,8 +144,7 @@ def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, **opt
     batch = [input_ids] if single else list(input_ids)
     if not batch:
         raise InputError("no input to decode")
-    batch = [x.tolist() if isinstance(x, torch.Tensor) else list(x) for x in batch]
-    out = run_decoder(model, batch, None, config)
+    out = run_decoder(model, _id_rows(model, batch), None, config)
     return out[0] if single else out
 
 
@@ -149,10 +172,6 @@ class FillResult:
         return {"id": id, "input": self.input, "model": model, "config": config,
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
-
-
-class LongInputWarning(UserWarning):
-    """Some input exceeded the model's maximum length and was decoded in context windows."""
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int = 5,
@@ -205,7 +224,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 
     windowed = 0
     for i, t in enumerate(texts):
         try:
-            enc = model.encode(t, gap, marker)
+            enc = model.encode(check_text(t, f"input {i + 1}"), gap, marker)
             results[i].notes = list(enc.notes)
             plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
             _check_decodable(model, enc, config)

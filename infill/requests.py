@@ -311,6 +311,9 @@ class ServeLimits(Request):
         return 8 * self.max_text + 16_384
 
 
+    max_wait_s: float = option(120.0, float, "Longest a request waits in the queue for its "
+                               "decode to start; past it, it is answered 503.", low=0,
+                               low_open=True, high=86_400, what="max_wait_s")
 def described(cls) -> Iterable[tuple[str, Spec]]:
     """(field, rules) of every described field of a request type (what the CLI is checked
     against)."""

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -80,6 +81,9 @@ class BenchConfig:
         ints(self.beams, "beam sizes", 1)
         ints(self.ks, "k of top-k", 1)
         if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+        for name, what in (("gaps", "gap length"), ("beams", "beam size"), ("ks", "k of top-k"),
+                           ("methods", "method"), ("pivots", "pivot")):
+            self._once(name, what)
                                        or self.limit < 1):
             raise ConfigError(f"the number of examples must be >= 1 (or None for all), got {self.limit!r}")
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
@@ -89,6 +93,19 @@ class BenchConfig:
             raise ConfigError(f"unknown split {self.split!r}; choose all, {', '.join(PARTS)}")
 
     def to_json(self) -> dict:
+    def _once(self, name: str, what: str) -> None:
+        """Each value of a grid axis once (a repeated one would plan rows that are never
+        written: the run could not complete); a warning names what was repeated."""
+        values = getattr(self, name)
+        if not isinstance(values, list):
+            return
+        once = list(dict.fromkeys(values))
+        if len(once) < len(values):
+            repeated = sorted({str(v) for v in values if values.count(v) > 1})
+            warnings.warn(f"{what} {', '.join(repeated)} given more than once: run once",
+                          stacklevel=3)
+            setattr(self, name, once)
+
         """What identifies the results (checked on resume): every field but ``data_root``, and
         ``dtype``/``quantize``/``compile`` only when set (runs recorded before they existed stay
         resumable)."""

@@ -123,7 +123,7 @@ def _letters(sequence: str, label: str) -> tuple[str, list[int]]:
     for i, ch in enumerate(sequence):
         if ch.isspace():
             continue
-        if not ("A" <= ch.upper() <= "Z"):
+        if not (ch.isascii() and "A" <= ch.upper() <= "Z"):     # never 'ı' -> I, 'ß' -> SS
             raise InputError(f"invalid residue {ch!r} at position {i + 1} of {label}: an antibody "
                              "sequence is written with amino-acid letters only")
         kept.append(ch)

@@ -177,8 +177,9 @@ def ag(log_qa_b: torch.Tensor, log_qb_a: torch.Tensor, iterations: int = 50,
     Returns (normalized log-joint, :class:`AGInfo`).
     """
     _check_pair(log_qa_b, log_qb_a, "ag")
-    if iterations < 1:
-        raise ConfigError(f"ag needs at least one iteration, got {iterations}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) \
+            or not 1 <= iterations <= AG_MAX_ITERATIONS:
+        raise ConfigError(f"ag takes 1 to {AG_MAX_ITERATIONS:,} iterations, got {iterations!r}")
     la, lb = normalize_columns(log_qa_b), normalize_rows(log_qb_a)
     num = torch.logaddexp(la, lb)                                   # log(a + b)
     n_a, n_b = la.shape

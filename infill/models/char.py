@@ -27,6 +27,7 @@ from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
+from infill.data.files import read_json
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "save_char", "load_char"]
 
@@ -114,10 +115,7 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to character "
                           f"model {str(path)!r}")
     path = Path(path)
-    try:
-        meta = json.loads((path / "charmodel.json").read_text())
-    except (OSError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {path / 'charmodel.json'}: {e}") from None
+    meta = read_json(path / "charmodel.json", "character model description", ModelLoadError)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelLoadError(f"{path / 'charmodel.json'} is not an infill character model")
     if not (path / WEIGHTS).exists():

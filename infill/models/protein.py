@@ -102,7 +102,7 @@ class ProteinMLM(MaskedLM):
         for k, ch in enumerate(text):
             if ch.isspace():
                 continue
-            up = ch.upper()
+            up = ch.upper() if ch.isascii() else ch   # 'ı'.upper() is 'I', 'ﬁ' is 'FI': refused
             if up not in self.residues:
                 extra = "".join(a for a in NONSTANDARD_AA if a in self.residues)
                 also = f" (or {', '.join(extra)})" if extra else ""
@@ -152,7 +152,7 @@ class ProteinMLM(MaskedLM):
     def token_to_id(self, token: str) -> int:
         if token in self._tok2id:
             return self._tok2id[token]
-        if len(token) == 1 and token.upper() in self._tok2id:
+        if len(token) == 1 and token.isascii() and token.upper() in self._tok2id:
             return self._tok2id[token.upper()]
         specials = ", ".join(t for t in self.vocab if t[:1] in "<[" and not t.startswith("<null"))
         raise InputError(f"unknown token {token!r} for {self.name}: use an amino-acid letter or one "

@@ -7,7 +7,12 @@
     POST /api/fill      one input -> the object of one line of ``infill run --json``
 
 Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
-over the limits, 429 when the queue is full, 404/405 for unknown routes; never a traceback.
+over the limits, 429 when the queue is full, 503 when a request waited in the queue past
+``max_wait_s``, 404/405 for unknown routes; never a traceback. While a request waits, the
+server checks that its client is still connected: when it has left, the request's queued decode
+is cancelled (a decode already running finishes, its answer dropped) and the server logs one
+line. Malformed HTTP (rejected by the protocol parser before the application) is answered by
+:mod:`infill.serve.listen`.
 """
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ import asyncio
 import json
 import logging
 import math
+import time
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,11 +29,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from infill.config import ORDERS, SCORERS, DecodeConfig
 from infill.errors import InfillError
 from infill.serve.catalog import ModelCatalog
-from infill.serve.limits import Limits, ServerBusy, TooLarge
+from infill.api import FillResult
+from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
 from infill.serve.schema import FillRequest, build_job, parse_request
 from infill.serve.worker import BatchWorker
 
@@ -35,11 +44,17 @@ __all__ = ["STATIC", "create_app"]
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_MODEL = "builtin:english"
 log = logging.getLogger("infill.serve")
+POLL_S = 0.1
+"""How often a waiting request checks that its client is still connected."""
 
 
 def _status(e: InfillError) -> int:
     if isinstance(e, TooLarge):
         return 413
+    if isinstance(e, ClientGone):
+        return 499
+    if isinstance(e, QueueTimeout):
+        return 503
     if isinstance(e, ServerBusy):
         return 429
     return 400
@@ -76,11 +91,37 @@ async def read_body(request: Request, limit: int) -> bytes:
     if declared.isdigit() and int(declared) > limit:
         raise TooLarge(f"request body too large: {declared} bytes (limit {limit})")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise TooLarge(f"request body too large (limit {limit} bytes)")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise TooLarge(f"request body too large (limit {limit} bytes)")
+    except ClientDisconnect:
+        raise ClientGone(f"client left while sending its request ({len(body)} bytes "
+                         "received)") from None
     return bytes(body)
+
+
+async def await_result(request: Request, fut: Future, max_wait_s: float) -> FillResult:
+    """The worker's answer to ``fut``, checking every :data:`POLL_S` that the client is still
+    there: when it has left, the job is cancelled (if its decode has not started) and
+    :class:`ClientGone` raised; a job still queued after ``max_wait_s`` is cancelled and
+    :class:`QueueTimeout` raised (503)."""
+    waiting = asyncio.wrap_future(fut)
+    start = time.monotonic()
+    while True:
+        done, _ = await asyncio.wait({waiting}, timeout=POLL_S)
+        if done:
+            return waiting.result()
+        if await request.is_disconnected():
+            cancelled = fut.cancel()
+            raise ClientGone("client left before its answer: "
+                             + ("its decode was cancelled" if cancelled else
+                                "its decode was running; the answer is dropped"))
+        waited = time.monotonic() - start
+        if waited > max_wait_s and fut.cancel():
+            raise QueueTimeout(f"server busy: the request waited {waited:.0f} s in the queue "
+                               f"(limit {max_wait_s:g} s); retry later")
 
 
 def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None,
@@ -109,8 +150,16 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(InfillError)
-    async def infill_error(_request: Request, e: InfillError) -> Response:
-        return error(str(e).splitlines()[0] if str(e) else type(e).__name__, _status(e))
+    async def infill_error(request: Request, e: InfillError) -> Response:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if isinstance(e, ClientGone):       # one line in the log; the answer reaches no one
+            client = f"{request.client.host}:{request.client.port}" if request.client else "?"
+            log.info("%s %s from %s: %s", request.method, request.url.path, client, message)
+        return error(message, _status(e))
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(request: Request, _e: ClientDisconnect) -> Response:
+        return await infill_error(request, ClientGone("client left during the request"))
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, e: HTTPException) -> Response:
@@ -148,7 +197,7 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     async def fill(request: Request) -> Response:
         req = parse_request(await read_body(request, limits.max_body))
         job, notes = build_job(req, catalog, limits, default_model)
-        result = await asyncio.wrap_future(worker.submit(job))
+        result = await await_result(request, worker.submit(job), limits.max_wait_s)
         if result.error is not None:
             return error(result.error)
         out = result.to_json(job.model, job.config, job.gap, req.id)

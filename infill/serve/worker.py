@@ -10,6 +10,11 @@ So N simultaneous requests cost about one batched decode, torch never runs on tw
 a bad input fails only its own request (``fill_each`` reports errors per input). Jobs that
 arrive while a batch runs wait in the queue and form the next batch.
 
+Work nobody waits for is not done: a job whose future was cancelled (its client left, see
+:mod:`infill.serve.app`) is skipped -- a job is marked running only when its own decode starts,
+so a cancellation counts until then -- and a job that waited in the queue longer than
+``max_wait_s`` fails with :class:`QueueTimeout` instead of being decoded.
+
 Batched and single decodes of an input rank the same completions; their float scores may differ
 in the last digits (padding changes the shapes of the matrix products): ``max_batch=1`` gives
 bit-for-bit the scores of a lone ``fill_each`` call.
@@ -31,7 +36,7 @@ from infill.config import DecodeConfig
 from infill.errors import InfillError
 from infill.models.base import MaskedLM
 from infill.serve.catalog import ModelCatalog
-from infill.serve.limits import Limits, ServerBusy, TooLarge
+from infill.serve.limits import Limits, QueueTimeout, ServerBusy, TooLarge
 
 __all__ = ["BatchWorker", "Job"]
 
@@ -76,6 +81,8 @@ class BatchWorker:
         self.batches = 0          # fill calls made
         self.served = 0           # jobs answered
         self.largest = 0          # most jobs in one fill call
+        self.cancelled = 0        # jobs skipped: their client had left
+        self.expired = 0          # jobs refused: they waited past max_wait_s
         self._last = 0            # jobs in the last batch collected
 
     # ---- the requests' side -----------------------------------------------------------------
@@ -92,7 +99,7 @@ class BatchWorker:
             self._pending += 1
         fut: Future = Future()
         fut.add_done_callback(self._done)
-        self._queue.put((job, fut))
+        self._queue.put((job, fut, time.monotonic()))
         return fut
 
     def _done(self, _fut: Future) -> None:
@@ -105,7 +112,8 @@ class BatchWorker:
 
     def stats(self) -> dict:
         return {"pending": self._pending, "batches": self.batches, "served": self.served,
-                "largest_batch": self.largest, "alive": self.alive}
+                "largest_batch": self.largest, "cancelled": self.cancelled,
+                "expired": self.expired, "alive": self.alive}
 
     # ---- lifecycle --------------------------------------------------------------------------
     def start(self) -> BatchWorker:
@@ -144,7 +152,7 @@ class BatchWorker:
             if stop:
                 return
 
-    def _collect(self) -> tuple[list[tuple[Job, Future]], bool]:
+    def _collect(self) -> tuple[list[tuple[Job, Future, float]], bool]:
         """The first waiting job and every job already queued (at most ``max_batch``); under
         load -- more than one job came, or the last batch had company -- also those that come
         within ``batch_wait_ms``. A lone request never waits. True when the stop signal was met."""
@@ -170,12 +178,21 @@ class BatchWorker:
         self._last = len(batch)
         return batch, False
 
-    def _serve(self, batch: list[tuple[Job, Future]]) -> None:
+    def _serve(self, batch: list[tuple[Job, Future, float]]) -> None:
         groups: dict[tuple, list[tuple[Job, Future]]] = {}
-        for job, fut in batch:
-            if fut.set_running_or_notify_cancel():
+        now = time.monotonic()
+        for job, fut, queued in batch:
+            if now - queued > self.limits.max_wait_s and fut.set_running_or_notify_cancel():
+                self.expired += 1
+                fut.set_exception(QueueTimeout(
+                    f"server busy: the request waited {now - queued:.0f} s in the queue (limit "
+                    f"{self.limits.max_wait_s:g} s); retry later"))
+            elif not fut.done():
                 groups.setdefault(job.key, []).append((job, fut))
         for (name, *_), items in groups.items():
+            items = self._still_wanted(items)
+            if not items:
+                continue
             try:
                 model = self.catalog.get(name)
             except InfillError as e:         # unknown or unloadable model: its jobs fail
@@ -184,6 +201,13 @@ class BatchWorker:
                 continue
             for part in self._split(model, items):
                 self._decode(model, part)
+
+    def _still_wanted(self, items: list[tuple[Job, Future]]) -> list[tuple[Job, Future]]:
+        """The items whose client still waits, now marked running (a cancelled one is
+        skipped: its decode never runs)."""
+        keep = [(job, fut) for job, fut in items if fut.set_running_or_notify_cancel()]
+        self.cancelled += len(items) - len(keep)
+        return keep
 
     def _split(self, model: MaskedLM, items: list[tuple[Job, Future]]):
         """The items a decode may take: a text over ``max_positions`` fails with

@@ -55,7 +55,8 @@ def test_one_fill_call_for_simultaneous_jobs(catalog):
     futures, worker, fill = run(catalog, jobs)
     assert fill.calls == [[j.text for j in jobs]]
     assert worker.stats() == {"pending": 0, "batches": 1, "served": 6,
-                              "largest_batch": 6, "alive": False}
+                              "largest_batch": 6, "cancelled": 0, "expired": 0,
+                              "alive": False}
     # exactly the direct batched call, cut to each job's top-k
     direct = fill_each(catalog.get("builtin:english"), [j.text for j in jobs], top_k=5)
     for j, f, d in zip(jobs, futures, direct):
