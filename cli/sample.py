@@ -119,8 +119,6 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
                      target_temperature=temperature_alias or target_temperature, anneal=anneal,
                      min_temperature=min_temperature, epochs=epochs, chains=chains,
                      burn_in=burn_in, order=order, init=init, gibbs=gibbs,
-        if rec.error is not None:            # e.g. a FASTA record without sequence
-            return rec.error
                      allow_special=allow_special, seed=seed)
     from infill.parallel import current
 
@@ -133,6 +131,8 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
                                             "the gaps")
 
     def one(rec):
+        if rec.error is not None:            # e.g. a FASTA record without sequence
+            return rec.error
         try:
             with LongInputs.quiet():
                 return mh_sample(lm, rec.text, gap=gap, marker=marker, options=opts,
@@ -213,17 +213,17 @@ def rescore(texts, model, input_file, energy, top, device, dtype, quantize, comp
     shard = current()
     records = read_records(tuple(texts), input_file, "text")
     lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
-    for i, res in zip(mine, scored_mine):
-        if records[i].error is not None:      # e.g. a FASTA record without sequence
-            res.error = records[i].error
                            compile=compile_model)
     long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
                                             "centred on it")
     # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all
     mine = [i for i in range(len(records)) if shard.owns(i)]
     with LongInputs.quiet():
-        scored_mine = rescore_each(lm, [records[i].text for i in mine], energy=energy,
+        scored_mine = rescore_each(lm, [records[i].text or "" for i in mine], energy=energy,
                                    window=long_inputs.window) if mine else []
+    for i, res in zip(mine, scored_mine):
+        if records[i].error is not None:      # e.g. a FASTA record without sequence
+            res.error = records[i].error
     parts = shard.gather(list(zip(mine, scored_mine)))
     failed_any = None
     if shard.main:

@@ -60,8 +60,6 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     """
     from infill.errors import ConfigError
     try:
-    from infill.serve.listen import JsonErrorsH11Protocol, check_address
-    check_address(host, port)                 # before any model loads: a clean Error line
         import uvicorn
 
         from infill.serve.app import create_app
@@ -70,6 +68,8 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     from infill.serve.catalog import ModelCatalog
     from infill.serve.limits import Limits
 
+    from infill.serve.listen import JsonErrorsH11Protocol, check_address
+    check_address(host, port)                 # before any model loads: a clean Error line
     limits = Limits(max_text=max_text, max_beam=max_beam, max_top_k=max_top_k, max_gap=max_gap,
                     max_positions=max_positions, max_pending=max_pending, max_batch=max_batch,
                     batch_wait_ms=batch_wait_ms)

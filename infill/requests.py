@@ -304,6 +304,9 @@ class ServeLimits(Request):
     batch_wait_ms: float = option(5.0, float, "Under load, how long the worker waits for more "
                                   "requests to join a batch (a lone request never waits).",
                                   low=0, high=1000)
+    max_wait_s: float = option(120.0, float, "Longest a request waits in the queue for its "
+                               "decode to start; past it, it is answered 503.", low=0,
+                               low_open=True, high=86_400, what="max_wait_s")
 
     @property
     def max_body(self) -> int:
@@ -311,9 +314,6 @@ class ServeLimits(Request):
         return 8 * self.max_text + 16_384
 
 
-    max_wait_s: float = option(120.0, float, "Longest a request waits in the queue for its "
-                               "decode to start; past it, it is answered 503.", low=0,
-                               low_open=True, high=86_400, what="max_wait_s")
 def described(cls) -> Iterable[tuple[str, Spec]]:
     """(field, rules) of every described field of a request type (what the CLI is checked
     against)."""

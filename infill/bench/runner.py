@@ -80,10 +80,10 @@ class BenchConfig:
         ints(self.gaps, "gap lengths", 1)
         ints(self.beams, "beam sizes", 1)
         ints(self.ks, "k of top-k", 1)
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
         for name, what in (("gaps", "gap length"), ("beams", "beam size"), ("ks", "k of top-k"),
                            ("methods", "method"), ("pivots", "pivot")):
             self._once(name, what)
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
                                        or self.limit < 1):
             raise ConfigError(f"the number of examples must be >= 1 (or None for all), got {self.limit!r}")
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
@@ -92,7 +92,6 @@ class BenchConfig:
         if self.split not in ("all", *PARTS):
             raise ConfigError(f"unknown split {self.split!r}; choose all, {', '.join(PARTS)}")
 
-    def to_json(self) -> dict:
     def _once(self, name: str, what: str) -> None:
         """Each value of a grid axis once (a repeated one would plan rows that are never
         written: the run could not complete); a warning names what was repeated."""
@@ -106,6 +105,7 @@ class BenchConfig:
                           stacklevel=3)
             setattr(self, name, once)
 
+    def to_json(self) -> dict:
         """What identifies the results (checked on resume): every field but ``data_root``, and
         ``dtype``/``quantize``/``compile`` only when set (runs recorded before they existed stay
         resumable)."""
