@@ -69,7 +69,7 @@ def epidoc_paths(args: list[str], input_file: str | None = None) -> list[tuple[s
     """The EpiDoc inputs named by ``args`` (files and folders) or ``--input``: (path, its text
     when already read) each; None when they are not EpiDoc. An argument is EpiDoc when it is a
     folder (its ``*.xml`` files, sorted), a ``.xml`` file, or a file whose content is TEI."""
-    from infill.data.files import read_text
+    from infill.data.files import input_limit, read_text
 
     names = list(args) if args else ([input_file] if input_file not in (None, "-") else [])
     if not names or not all(os.path.exists(n) for n in names):
@@ -85,7 +85,7 @@ def epidoc_paths(args: list[str], input_file: str | None = None) -> list[tuple[s
         elif p.suffix.lower() == ".xml":
             found.append((n, None))
         else:
-            text = read_text(p, "input file")
+            text = read_text(p, "input file", input_limit())   # a command's input: its bound
             if not is_epidoc(text):
                 return None
             found.append((n, text))
