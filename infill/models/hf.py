@@ -16,6 +16,9 @@ from infill.models.base import Encoding, MaskedLM, Rendered, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 
 
+_GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+
+
 def split_encoder_head(model: torch.nn.Module) -> tuple[torch.nn.Module, Callable] | None:
     """(encoder, head) of a masked LM whose head maps hidden states to logits, or None.
 
@@ -143,7 +146,16 @@ class HFMaskedLM(MaskedLM):
         for size in sizes:
             gaps.append(positions[k:k + size])
             k += size
-        return Encoding(ids, gaps, segments)
+        return Encoding(ids, gaps, segments, self.input_notes(text))
+
+    def input_notes(self, text: str) -> list[str]:
+        """Greek text marked the character models' way ('?', Leiden lacunae): said, because a
+        sub-word model reads those marks as text."""
+        if ("?" in text or "[" in text) and _GREEK.search(text):
+            return ["this model restores word pieces (sub-word tokens), not characters: '?' and "
+                    "Leiden sigla ([...], [.3]) are read as text; mark each gap with ___ "
+                    "(--gap = word pieces) or the model's mask token"]
+        return []
 
     def fill_string(self, tokens: list[int]) -> tuple[str, bool]:
         """(text of a gap's tokens, whether it glues onto the preceding word)."""
