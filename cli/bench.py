@@ -5,9 +5,10 @@ import click
 
 from .errors import InfillCommand, clean_errors
 from .options import SPLITS, SafePath, allow_special_option, data_option, device_options, \
-    examples_option, json_option, model_option, no_dedup_option, progress_option, seed_option, \
+    examples_option, json_option, model_option, field_option, progress_option, seed_option, \
     speed_options
 from infill.bench.methods import method_names
+from infill.config import DecodeConfig
 from infill.data.corpora import CORPORA, FORMATS
 from infill.errors import ConfigError
 
@@ -46,7 +47,7 @@ def int_list(value: str, what: str) -> list[int]:
 @click.option("--beam", "beams_alias", default=None, hidden=True)
 @click.option("--pivot", "pivots", multiple=True,
               help="HCB pivot token (repeatable); 'all' sweeps every vocabulary entry.")
-@click.option("--top-k", "-k", "topk", default="1,5,10,20", show_default=True,
+@click.option("--top-k", "-k", "top_k", default="1,5,10,20", show_default=True,
               help="k for top-k exact match (only k <= beam are reported).")
 @click.option("--topk", "topk_alias", default=None, hidden=True)
 @seed_option
@@ -56,7 +57,7 @@ def int_list(value: str, what: str) -> list[int]:
                                         "(column left out with a warning if it cannot load).")
 @click.option("--bertscore-layers", type=click.IntRange(min=1), help="Layer of the scorer model to use.")
 @allow_special_option()
-@no_dedup_option()
+@field_option(DecodeConfig, "dedup")
 @device_options
 @speed_options
 @data_option
@@ -65,8 +66,8 @@ def int_list(value: str, what: str) -> list[int]:
 @json_option
 @clean_errors
 def bench(data, model, out, fmt, split, family, examples, gaps, methods, beams, beams_alias, pivots,
-          topk, topk_alias, seed, batch_size, bertscore_model, bertscore_layers, allow_special,
-          no_dedup, device, dtype, quantize, compile_model, data_root, overwrite, no_progress,
+          top_k, topk_alias, seed, batch_size, bertscore_model, bertscore_layers, allow_special,
+          dedup, device, dtype, quantize, compile_model, data_root, overwrite, progress,
           as_json):
     """Benchmark infilling decoders on DATA.
 
@@ -90,13 +91,13 @@ def bench(data, model, out, fmt, split, family, examples, gaps, methods, beams, 
         model=model, data=data, fmt=fmt, split=split, family=family, limit=examples or None,
         gaps=int_list(gaps, "--gaps"), methods=[m.strip() for m in methods.split(",") if m.strip()],
         beams=int_list(beams_alias or beams, "--beams"), pivots=list(pivots),
-        ks=int_list(topk_alias or topk, "--top-k"), seed=seed, batch_size=batch_size,
-        allow_special=allow_special, dedup=not no_dedup, bertscore_model=bertscore_model,
+        ks=int_list(topk_alias or top_k, "--top-k"), seed=seed, batch_size=batch_size,
+        allow_special=allow_special, dedup=dedup, bertscore_model=bertscore_model,
         bertscore_layers=bertscore_layers, device=device, dtype=dtype,
         quantize=quantize, compile=compile_model, data_root=data_root)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        summary = run_bench(config, out, overwrite=overwrite, progress=not no_progress)
+        summary = run_bench(config, out, overwrite=overwrite, progress=progress)
     from infill.parallel import current
     if not current().main:                 # under torchrun, rank 0 reports
         return

@@ -125,9 +125,9 @@ def _inspect(model, model_name: str, text: str, gap: int, marker: str, joint_siz
               help="Distinct position pairs drawn from each sentence.")
 @click.option("--min-tokens", type=click.IntRange(min=2), default=4, show_default=True,
               help="Skip lines with fewer (non-special) tokens.")
-@click.option("--out", "out_dir", type=SafePath(file_okay=False), default=None,
+@click.option("--out", "out", type=SafePath(file_okay=False), default=None,
               help="Write joint.json, joint.md and distance.png here.")
-@click.option("--top-k", "-k", "top", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--top-k", "-k", "top_k", type=click.IntRange(min=1), default=5, show_default=True,
               help="Pairs shown per joint (TEXT mode).")
 @click.option("--top", "top_alias", type=int, default=None, hidden=True)
 @click.option("--gap", type=click.IntRange(min=1), default=1, show_default=True,
@@ -144,8 +144,8 @@ def _inspect(model, model_name: str, text: str, gap: int, marker: str, joint_siz
 @json_option
 @clean_errors
 def joint(text, model, data, split, scheme, examples, n_alias, joint_size, iterations,
-          converged_tol, seed, pairs_per_text, min_tokens, out_dir, top, top_alias, gap, marker,
-          batch_size, allow_special, device, dtype, quantize, compile_model, data_root, no_progress,
+          converged_tol, seed, pairs_per_text, min_tokens, out, top_k, top_alias, gap, marker,
+          batch_size, allow_special, device, dtype, quantize, compile_model, data_root, progress,
           no_window, as_json):
     """Pairwise joints (MLM, MRF-L, MRF, HCB, AG) derived from a masked LM.
 
@@ -160,7 +160,8 @@ def joint(text, model, data, split, scheme, examples, n_alias, joint_size, itera
         if value is not None:
             click.echo(f"Warning: {old} is deprecated; use {new}", err=True)
     n = n_alias if n_alias is not None else examples
-    top = top_alias if top_alias is not None else top
+    top = top_alias if top_alias is not None else top_k
+    out_dir = out
     from infill.errors import ConfigError
     from infill.models import load_model
 
@@ -185,8 +186,6 @@ def joint(text, model, data, split, scheme, examples, n_alias, joint_size, itera
                                              "the gaps"), as_json)
         return
 
-    from tqdm import tqdm
-
     from infill.joint.metrics import evaluate_joints, format_table, held_out, make_pairs, \
         write_outputs
 
@@ -201,8 +200,9 @@ def joint(text, model, data, split, scheme, examples, n_alias, joint_size, itera
     if len(examples) < n and shard.main:
         click.echo(f"note: only {len(examples)} pairs qualify ({len(texts)} texts, "
                    f"{pairs_per_text} per text); using {len(examples)}", err=True)
-    with tqdm(total=len(examples), desc=f"joint ({scheme})", unit="ex", disable=no_progress or not shard.main,
-              file=sys.stderr) as bar, LongInputs.quiet():
+    from infill.progress import progress as progress_bar
+    with progress_bar(total=len(examples), desc=f"joint ({scheme})", unit="pair",
+                      enabled=progress if shard.main else False) as bar, LongInputs.quiet():
         result = evaluate_joints(model, examples, joint_size=joint_size, iterations=iterations,
                           batch_size=batch_size, allow_special=allow_special,
                           progress=bar.update, converged_tol=converged_tol, shard=shard,

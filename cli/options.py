@@ -1,19 +1,23 @@
 """Every option shared by several commands, defined once (one name, one help text).
 
-Choices come from the library's registries (:data:`infill.config.SCORERS`, ``ORDERS``,
-``SAMPLERS``, ``DECODERS``), and :func:`decode_config` turns the parsed options into the one
-:class:`~infill.config.DecodeConfig` the library validates.
+An option that sets a field of a request type (:mod:`infill.requests`,
+:class:`~infill.config.DecodeConfig`) is made from that field by :func:`field_option`: its flag
+is the field's name (``beam_size`` -> ``--beam-size``), its type, range, choices, default and
+help are the field's. :func:`request_args` turns the parsed options back into the request's
+constructor arguments (sacrebleu's CLI-to-API mapping), so a command only adds what is its own.
 """
 from __future__ import annotations
 
 import click
 
-from infill.config import (DECODERS, MAX_SEED, ORDERS, PIVOT_CONTEXTS, SAMPLERS, SCORERS,
-                           DecodeConfig)
+from .status import progress_option  # --progress/--no-progress, one name everywhere
+
+from infill.config import MAX_SEED, SAMPLERS, DecodeConfig
 from infill.data.files import check_text
 from infill.data.splits import PARTS
 from infill.decoding.proposals import MAX_TEMPERATURE
 from infill.models.device import DTYPES
+from infill.requests import spec_of
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""
@@ -43,6 +47,46 @@ DEFAULT_MODEL = "builtin:english"
 SPLITS = ("all", *PARTS)
 DEFAULTS = DecodeConfig()
 """The library's decoding defaults: the CLI shows them, it does not restate them."""
+
+
+def field_option(request, name: str, *aliases: str, **overrides):
+    """The click option of ``request``'s field ``name``: flag ``--name`` (dashes for
+    underscores) plus ``aliases`` (e.g. a short flag, an older spelling), parameter name
+    ``name``, and type, range, choices, default and help from the field's rules; ``overrides``
+    go to ``click.option`` (e.g. a front end's extra bound)."""
+    field = request.fields()[name]
+    spec = spec_of(field)
+    flag = "--" + name.replace("_", "-")
+    kw: dict = {"default": field.default, "help": spec.help, "show_default": True}
+    if spec.kind is bool:
+        decls = (f"{flag}/--no-{flag[2:]}",) if field.default else (flag,)
+        kw.update(is_flag=True, show_default=False)
+        if field.default:
+            kw["help"] = f"{spec.help}  [default: on]"
+    else:
+        decls = (flag,)
+        kw["type"] = _click_type(spec)
+        if field.default is None:
+            kw["show_default"] = False
+    kw.update(overrides)
+    return click.option(*decls, *aliases, name, **kw)
+
+
+def _click_type(spec):
+    if spec.choices is not None:
+        return click.Choice(spec.names())
+    if spec.kind is int:
+        return click.IntRange(spec.low, spec.high, min_open=spec.low_open,
+                              max_open=spec.high_open)
+    if spec.kind is float:
+        return FiniteFloat(spec.low, spec.high, min_open=spec.low_open, max_open=spec.high_open)
+    return str
+
+
+def request_args(request, params: dict) -> dict:
+    """The parsed options that are fields of ``request``, as its constructor arguments."""
+    fields = request.fields()
+    return {k: v for k, v in params.items() if k in fields}
 
 
 def _stack(*decorators):
@@ -106,7 +150,6 @@ data_option = click.option("--data-dir", "data_root", type=SafePath(file_okay=Fa
                            help="Folder of the named corpora (english, greek, protein) "
                                 "[default: $INFILL_DATA, else ../shared/data of a checkout].")
 
-progress_option = click.option("--no-progress", is_flag=True, help="No progress bar.")
 
 no_window_option = click.option(
     "--no-window", is_flag=True,
@@ -124,51 +167,43 @@ def no_dedup_option():
                         help="best-to-worst: keep duplicate fills (the classic algorithm).")
 
 
+def _decode(name: str, *aliases: str, **overrides):
+    return field_option(DecodeConfig, name, *aliases, **overrides)
+
+
+def _temperature_type():
+    return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
+
+
 decode_options = _stack(
-    click.option("--decoder", type=click.Choice(DECODERS), default=DEFAULTS.decoder,
-                 show_default=True,
-                 help="beam: beam search (or a sampling baseline); ag: the Arnold-Gokhale "
-                      "pairwise joint (gaps of exactly two tokens)."),
-    click.option("--scorer", type=click.Choice(list(SCORERS)), default=None,
-                 help="Update rule [default: hcb; standard with --sampling]."),
-    click.option("--order", type=click.Choice(ORDERS), default=DEFAULTS.order, show_default=True,
-                 help="Which gap position a hypothesis fills next."),
-    click.option("--beam", "-b", default=DEFAULTS.beam_size, show_default=True,
-                 type=click.IntRange(min=1),
-                 help="Beam size (rows for --sampling); raised to --top-k if smaller."),
-    click.option("--pivot", multiple=True,
-                 help="HCB pivot token (default: the model's mask / missing symbol); repeat once "
-                      "per gap position for a per-position pivot."),
-    click.option("--pivot-context", type=click.Choice(PIVOT_CONTEXTS),
-                 default=DEFAULTS.pivot_context,
-                 show_default=True, help="Pivots as context (SPEC) or [MASK] context (the paper's "
-                                         "published code)."),
-    no_dedup_option(),
-    allow_special_option(),
-    click.option("--sampling", type=click.Choice(SAMPLERS), default=None,
-                 help="A sampling baseline at the same budget instead of beam search."),
+    _decode("decoder"),
+    _decode("scorer"),
+    _decode("order"),
+    _decode("beam_size", "--beam", "-b"),
+    _decode("pivot", multiple=True, default=(), type=str,
+            help="HCB pivot token (default: the model's mask / missing symbol); repeat once "
+                 "per gap position for a per-position pivot."),
+    _decode("pivot_context"),
+    _decode("dedup"),
+    _decode("dedup_keep"),
+    _decode("allow_special"),
+    _decode("sampling"),
     click.option("--sample", "sample_alias", type=click.Choice(SAMPLERS), default=None,
                  hidden=True, callback=deprecated("--sample", "--sampling")),
-    click.option("--temperature", default=DEFAULTS.temperature, show_default=True,
-                 type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
-                 help="Sampling temperature (--sampling temperature)."),
-    click.option("--top-p", default=DEFAULTS.top_p, show_default=True,
-                 type=FiniteFloat(0, 1, min_open=True),
-                 help="Nucleus mass (--sampling nucleus)."))
+    _decode("temperature", type=_temperature_type()),
+    _decode("top_p"))
 
 
-def decode_config(decoder, scorer, order, beam, pivot, pivot_context, no_dedup, allow_special,
-                  sampling, sample_alias, temperature, top_p, seed) -> DecodeConfig:
-    """The parsed decode options as one validated :class:`DecodeConfig`."""
-    if sampling and sample_alias and sampling != sample_alias:
+def decode_config(sample_alias=None, **params) -> DecodeConfig:
+    """The parsed decode options (and ``--seed``) as one validated :class:`DecodeConfig`."""
+    if params.get("sampling") and sample_alias and params["sampling"] != sample_alias:
         raise click.UsageError("give --sampling only (not also the deprecated --sample)")
-    for p in pivot:
+    for p in params.get("pivot") or ():
         check_text(p, "--pivot")
-    return DecodeConfig(decoder=decoder, scorer=scorer, order=order, beam_size=beam,
-                        pivot=tuple(pivot) if pivot else None, pivot_context=pivot_context,
-                        dedup=not no_dedup, allow_special=allow_special,
-                        sampling=sampling or sample_alias, temperature=temperature, top_p=top_p,
-                        seed=seed)
+    args = request_args(DecodeConfig, params)
+    args["pivot"] = tuple(args["pivot"]) if args.get("pivot") else None
+    args["sampling"] = args.get("sampling") or sample_alias
+    return DecodeConfig(**args)
 
 
 def top_k_option(default: int = 5, help: str = "Completions shown per input."):

@@ -6,7 +6,7 @@ import click
 from .epidoc import FORMATS as EPIDOC_FORMATS
 from .epidoc import run_epidoc
 from .errors import CLIError, InfillCommand, clean_errors
-from .status import chosen_options, say
+from .status import chosen_options, progress_option, say
 from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
                  write_table)
 from .options import (SafePath, decode_config, decode_options, device_options, gap_options,
@@ -46,13 +46,13 @@ from infill.data.regions import REGIONS
               help="EpiDoc files: write each file's --output-format epidoc/leiden into this "
                    "folder (needed for several files).")
 @json_option
+@progress_option
 @click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
               help="Inputs decoded together (one forward pass per step for the whole batch).")
 @clean_errors
-def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, pivot,
-        pivot_context, no_dedup, allow_special, sampling, sample_alias, temperature, top_p, top_k,
-        seed, device, dtype, quantize, compile_model, allow_nonstandard, region, no_window, view, fmt,
-        hide_supplied, out, as_json, batch_size):
+def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quantize,
+        compile_model, allow_nonstandard, region, no_window, view, fmt, hide_supplied, out,
+        as_json, progress, batch_size, **decode):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
 
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
@@ -70,12 +70,12 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
     import infill
     from infill.api import FillResult, effective_config
     from infill.models.defaults import resolve_defaults
+    from infill.progress import progress as progress_bar
     from infill.parallel import current
 
     shard = current()
     fmt = "json" if as_json else fmt
-    cfg = decode_config(decoder, scorer, order, beam, pivot, pivot_context, no_dedup,
-                        allow_special, sampling, sample_alias, temperature, top_p, seed)
+    cfg = decode_config(seed=seed, **decode)
     from infill.epigraphy import epidoc_paths
     epidoc = epidoc_paths(texts, input_file)
     if epidoc is None and (fmt in EPIDOC_FORMATS or hide_supplied or out):
@@ -100,6 +100,8 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
     failed = 0
     n = 0
     chunks = [records[i:i + batch_size] for i in range(0, len(records), batch_size)]
+    bar = progress_bar(total=len(records), desc="run", unit="input",
+                       enabled=progress if shard.main and len(chunks) > 1 else False)
     # under torchrun, rank r decodes chunks r, r + N, ...; rank 0 prints them in input order
     for first in range(0, len(chunks), shard.world):
         k = first + shard.rank
@@ -108,16 +110,17 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
         parts = shard.gather(mine)
         if not shard.main:
             continue
+        bar.clear()                          # results print on a clean line, then the bar
         for chunk, results in zip(chunks[first:first + shard.world], parts):
             long_inputs.note(any(res is not None and res.windows for res in results))
             for rec, res in zip(chunk, results):
                 n += 1
                 error = long_inputs.error(rec.error if res is None else res.error)
+                if res is not None and rec.notes:     # how the input was read comes first
+                    res.notes = [*rec.notes, *res.notes]
                 if error is not None:
                     failed += 1
                     click.echo(f"Error: input {rec.id}: {error}", err=True)
-                if res is not None and rec.notes:     # how the input was read comes first
-                    res.notes = [*rec.notes, *res.notes]
                 for note in ([] if res is None else res.notes):
                     click.echo(f"note: input {rec.id}: {note}", err=True)
                 if fmt == "json":
@@ -134,6 +137,8 @@ def run(texts, model, input_file, gap, marker, decoder, scorer, order, beam, piv
                     write_aligned(n, rec, res.completions, color)
                 else:
                     write_table(n, rec, res.completions, color)
+            bar.update(len(chunk))
+    bar.close()
     if shard.broadcast(failed):
         if not shard.main:
             raise SystemExit(2)

@@ -6,17 +6,19 @@ import click
 
 from .errors import CLIError, InfillCommand, clean_errors
 from .io import LongInputs, json_line, read_records, use_color
-from .options import (FiniteFloat, allow_special_option, deprecated, device_options, gap_options,
-                      input_option, json_option, model_option, no_window_option, seed_option,
-                      speed_options)
+from .status import progress_option
+from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
+                      input_option, json_option, model_option, no_window_option, request_args,
+                      seed_option, speed_options)
 from infill.decoding.proposals import MAX_TEMPERATURE
-from infill.requests import BLOCK_SCHEDULES, ENERGIES, INITS, SWEEP_ORDERS as ORDERS
+from infill.requests import RescoreRequest, SampleRequest
 
-energy_option = click.option(
-    "--energy", type=click.Choice(ENERGIES), default=ENERGIES[0], show_default=True,
-    help="local: -pseudo-log-likelihood; raw: -sum of unnormalized logits.")
 MAX_EPOCHS = 1_000_000
 MAX_CHAINS = 4096
+
+
+def _temperature():
+    return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
 
 
 def _row(s) -> dict:
@@ -49,40 +51,27 @@ def _styled(s, color: bool) -> str:
 @model_option
 @input_option()
 @gap_options
-@energy_option
-@click.option("--proposal-temperature", default=1.0, show_default=True,
-              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
-              help="Temper the masked-conditional proposal.")
-@click.option("--top-p", default=None, type=FiniteFloat(0, 1, min_open=True),
-              help="Nucleus-truncate the proposal (its exact probabilities enter the MH ratio).")
-@click.option("--block", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Positions proposed together from one pass (block MH).")
-@click.option("--block-schedule", type=click.Choice(BLOCK_SCHEDULES), default=BLOCK_SCHEDULES[0],
-              show_default=True, help="anneal: block size falls linearly from --block to 1.")
-@click.option("--target-temperature", default=1.0, show_default=True,
-              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
-              help="Temperature tau of the target exp(-E/tau) at epoch 0.")
+@field_option(SampleRequest, "energy")
+@field_option(SampleRequest, "proposal_temperature", type=_temperature())
+@field_option(SampleRequest, "top_p")
+@field_option(SampleRequest, "block")
+@field_option(SampleRequest, "block_schedule")
+@field_option(SampleRequest, "target_temperature", type=_temperature())
 @click.option("--temperature", "temperature_alias", default=None, hidden=True,
-              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
-              callback=deprecated("--temperature", "--target-temperature"))
-@click.option("--anneal", default=0.0, show_default=True, type=FiniteFloat(min=0, max=MAX_TEMPERATURE),
-              help="Lower the target temperature by this much per epoch (e.g. 0.02).")
-@click.option("--min-temperature", default=0.01, show_default=True,
-              type=FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE),
-              help="Floor of the annealed target temperature.")
-@click.option("--epochs", default=10, show_default=True, type=click.IntRange(1, MAX_EPOCHS),
-              help="Sweeps over the gap positions.")
-@click.option("--chains", default=4, show_default=True, type=click.IntRange(1, MAX_CHAINS),
-              help="Chains run in parallel (one batch).")
-@click.option("--burn-in", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Epochs not counted in the visit counts.")
-@click.option("--order", type=click.Choice(ORDERS), default=ORDERS[0], show_default=True,
-              help="Order in which a sweep visits the gap positions.")
-@click.option("--init", type=click.Choice(INITS), default=INITS[0],
-              show_default=True, help="Warm start of every chain.")
-@click.option("--gibbs", is_flag=True, help="Degenerate Gibbs baseline: always accept.")
-@allow_special_option()
-@click.option("--top-k", "-k", "top", default=10, show_default=True, type=click.IntRange(min=1),
+              type=_temperature(), callback=deprecated("--temperature", "--target-temperature"))
+@field_option(SampleRequest, "anneal", type=FiniteFloat(min=0, max=MAX_TEMPERATURE))
+@field_option(SampleRequest, "min_temperature", type=_temperature())
+@field_option(SampleRequest, "epochs", type=click.IntRange(1, MAX_EPOCHS))
+@field_option(SampleRequest, "chains", type=click.IntRange(1, MAX_CHAINS))
+@field_option(SampleRequest, "burn_in")
+@field_option(SampleRequest, "sweep_order")
+# --sweep-order's former name, still read without a warning for now (scripts use it)
+@click.option("--order", "order_alias", default=None, hidden=True,
+              type=click.Choice(SampleRequest.rules("sweep_order").names()))
+@field_option(SampleRequest, "init")
+@field_option(SampleRequest, "gibbs")
+@field_option(SampleRequest, "allow_special")
+@click.option("--top-k", "-k", "top_k", default=10, show_default=True, type=click.IntRange(min=1),
               help="Distinct samples shown per input (most visited first).")
 @click.option("--top", "top_alias", default=None, hidden=True, type=click.IntRange(min=1),
               callback=deprecated("--top", "--top-k"))
@@ -91,11 +80,11 @@ def _styled(s, color: bool) -> str:
 @speed_options
 @no_window_option
 @json_option
+@progress_option
 @clean_errors
-def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, top_p, block,
-           block_schedule, target_temperature, temperature_alias, anneal, min_temperature, epochs,
-           chains, burn_in, order, init, gibbs, allow_special, top, top_alias, seed, device,
-           dtype, quantize, compile_model, no_window, as_json):
+def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias, top_k,
+           top_alias, device, dtype, quantize, compile_model, no_window, as_json, progress,
+           **options):
     """Sample fills for each gap marker in TEXT by Metropolis–Hastings on the model's energy.
 
     Prints the distinct samples, most visited first, with their energy (lower is better) and
@@ -110,16 +99,15 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
     """
     import infill
     from infill.errors import InfillError
-    from infill.mcmc import MHOptions
     from infill.mcmc import sample as mh_sample
 
-    top = top_alias or top
-    opts = MHOptions(energy=energy, proposal_temperature=proposal_temperature, top_p=top_p,
-                     block=block, block_schedule=block_schedule,
-                     target_temperature=temperature_alias or target_temperature, anneal=anneal,
-                     min_temperature=min_temperature, epochs=epochs, chains=chains,
-                     burn_in=burn_in, order=order, init=init, gibbs=gibbs,
-                     allow_special=allow_special, seed=seed)
+    top = top_alias or top_k
+    for alias, name in ((temperature_alias, "target_temperature"), (order_alias, "sweep_order")):
+        if alias is not None:
+            options[name] = alias
+    opts = SampleRequest(**request_args(SampleRequest, options))
+    energy, chains, epochs, gibbs, anneal = (opts.energy, opts.chains, opts.epochs, opts.gibbs,
+                                             opts.anneal)
     from infill.parallel import current
 
     shard = current()
@@ -141,7 +129,11 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
             return long_inputs.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
-    mine = [(i, one(rec)) for i, rec in enumerate(records) if shard.owns(i)]
+    from infill.progress import progress as progress_bar
+    shown = progress if shard.main and len(records) > 1 else False
+    mine = [(i, one(rec)) for i, rec in progress_bar(enumerate(records), total=len(records),
+                                                     desc="sample", unit="input", enabled=shown)
+            if shard.owns(i)]
     parts = shard.gather(mine)
     if not shard.main:
         raise SystemExit(2 if shard.broadcast(None) else 0)
@@ -183,15 +175,15 @@ def sample(texts, model, input_file, gap, marker, energy, proposal_temperature, 
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option("completion")
-@energy_option
-@click.option("--top-k", "-k", "top", default=None, type=click.IntRange(min=1),
+@field_option(RescoreRequest, "energy")
+@click.option("--top-k", "-k", "top_k", default=None, type=click.IntRange(min=1),
               help="Show only the k lowest-energy texts [default: all].")
 @device_options
 @speed_options
 @no_window_option
 @json_option
 @clean_errors
-def rescore(texts, model, input_file, energy, top, device, dtype, quantize, compile_model,
+def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, compile_model,
             no_window, as_json):
     """Rank complete texts (e.g. the completions of a beam) by energy, lowest first.
 
@@ -250,7 +242,7 @@ def rescore(texts, model, input_file, energy, top, device, dtype, quantize, comp
              "tokens": res.tokens, "energy_per_token": res.energy / res.tokens, "input_index": i,
              "windows": res.windows, "notes": lm.input_notes(rec.text), "model": model,
              "kind": energy}
-            for r, (i, rec, res) in enumerate(scored, 1)][:top]
+            for r, (i, rec, res) in enumerate(scored, 1)][:top_k]
     if as_json:
         for row in rows:
             json_line(row)

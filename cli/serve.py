@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import click
 
+from infill.requests import ServeLimits
 from infill.serve.limits import Limits
 
 from .errors import InfillCommand, clean_errors
-from .options import FiniteFloat, DEFAULT_MODEL, device_options
+from .options import DEFAULT_MODEL, device_options, field_option
 
 LIMITS = Limits()          # the option defaults are the library's
 
@@ -23,30 +24,21 @@ _SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serv
                    "default [default: builtin:english]. A local model directory or checkpoint "
                    "given here is offered in the model picker too.")
 @device_options
-@click.option("--max-text", default=LIMITS.max_text, show_default=True, type=click.IntRange(min=1),
-              help="Longest text accepted, in characters.")
-@click.option("--max-beam", default=LIMITS.max_beam, show_default=True, type=click.IntRange(min=1),
-              help="Largest beam accepted.")
-@click.option("--max-top-k", default=LIMITS.max_top_k, show_default=True, type=click.IntRange(min=1),
-              help="Most completions returned.")
-@click.option("--max-gap", default=LIMITS.max_gap, show_default=True, type=click.IntRange(min=1),
-              help="Largest --gap (tokens per gap marker) accepted.")
-@click.option("--max-positions", default=LIMITS.max_positions, show_default=True, type=click.IntRange(min=1),
-              help="Most positions (characters, residues, tokens) to fill in one text.")
-@click.option("--max-pending", default=LIMITS.max_pending, show_default=True, type=click.IntRange(min=1),
-              help="Requests queued or decoding at once; more are answered 429 (busy).")
-@click.option("--max-batch", default=LIMITS.max_batch, show_default=True, type=click.IntRange(min=1),
-              help="Requests decoded together in one batch (1: no batching).")
-@click.option("--batch-wait-ms", default=LIMITS.batch_wait_ms, show_default=True,
-              type=FiniteFloat(0, 1000),
-              help="Under load, how long the worker waits for more requests to join a batch "
-                   "(a lone request never waits).")
+@field_option(ServeLimits, "max_text")
+@field_option(ServeLimits, "max_beam")
+@field_option(ServeLimits, "max_top_k")
+@field_option(ServeLimits, "max_gap")
+@field_option(ServeLimits, "max_positions")
+@field_option(ServeLimits, "max_pending")
+@field_option(ServeLimits, "max_batch")
+@field_option(ServeLimits, "batch_wait_ms")
+@field_option(ServeLimits, "max_wait_s")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               help="uvicorn's log level.")
 @clean_errors
 def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_gap, max_positions,
-          max_pending, max_batch, batch_wait_ms, log_level):
+          max_pending, max_batch, batch_wait_ms, max_wait_s, log_level):
     """Serve the workbench page and the JSON API on HOST:PORT.
 
     Open http://HOST:PORT/ in a browser: type a text with gaps, pick a model, and see the ranked
@@ -68,11 +60,9 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     from infill.serve.catalog import ModelCatalog
     from infill.serve.limits import Limits
 
-    from infill.serve.listen import JsonErrorsH11Protocol, check_address
-    check_address(host, port)                 # before any model loads: a clean Error line
     limits = Limits(max_text=max_text, max_beam=max_beam, max_top_k=max_top_k, max_gap=max_gap,
                     max_positions=max_positions, max_pending=max_pending, max_batch=max_batch,
-                    batch_wait_ms=batch_wait_ms)
+                    batch_wait_ms=batch_wait_ms, max_wait_s=max_wait_s)
     catalog = ModelCatalog(extra=models, device=device, dtype=dtype)
     for name in models or (DEFAULT_MODEL,):       # the default model is ready for the first request
         click.echo(f"note: loading {name} ...", err=True)
@@ -81,4 +71,4 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"Warning: serving on {host}: anyone who can reach it can use this machine's "
                    "CPU/GPU (the workbench has no authentication)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, http=JsonErrorsH11Protocol)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -3,20 +3,22 @@ registries of names every front end takes its choices from.
 
     cfg = DecodeConfig(scorer="hcb", order="best-to-worst", beam_size=20)
     infill.fill(model, text, config=cfg)          # or infill.fill(model, text, beam_size=20, ...)
+
+:class:`DecodeConfig` is a request (:mod:`infill.requests`): each field carries its rules and
+help, checked by the one mechanism every request type shares.
 """
 from __future__ import annotations
 
-import dataclasses
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from infill.decoding.decoders import DECODERS as DECODER_REGISTRY
 from infill.decoding.orders import ORDERS as ORDER_REGISTRY
-from infill.decoding.proposals import SAMPLERS, Proposal, check_temperature, check_top_p
+from infill.decoding.proposals import SAMPLERS, Proposal
 from infill.decoding.scorers import SCORERS, Scorer, make_scorer
 from infill.decoding.selectors import KEEPS, GumbelSample, Selector, TopB
 from infill.errors import ConfigError
+from infill.requests import MAX_SEED, Request, check_seed, option, seed_option
 
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
@@ -28,28 +30,19 @@ DECODERS = tuple(DECODER_REGISTRY)
 joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
 DEDUP_KEEPS = KEEPS
 PIVOT_CONTEXTS = ("inject", "mask")
-MAX_SEED = 2 ** 63 - 1
 MAX_BEAM = 100_000
 
 
-def check_seed(seed) -> int:
-    """Seeds are integers in [0, 2**63 - 1] (what torch's generators take)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ConfigError(f"seed must be an integer in [0, 2**63 - 1], got {seed!r}")
-    return seed
+def _is_scorer(value) -> bool:
+    return isinstance(value, Scorer)
 
 
-def _check_int(value, what: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{what} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ConfigError(f"{what} must be {bound}, got {value}")
-    return value
+def _pivot_parts(pivot) -> tuple:
+    return pivot if isinstance(pivot, tuple) else (pivot,)
 
 
 @dataclass(frozen=True)
-class DecodeConfig:
+class DecodeConfig(Request):
     """Every option of a decode. Invalid combinations raise :class:`ConfigError` at construction.
 
     decoder       -- "beam" (the engine) or "ag" (Arnold-Gokhale, two-token gaps)
@@ -71,61 +64,61 @@ class DecodeConfig:
     joint_size, ag_iterations -- the AG decoder's candidate grid K and iterations
     """
 
-    decoder: str = "beam"
-    scorer: str | Scorer | None = None
-    order: str = "left-to-right"
-    beam_size: int = 5
-    dedup: bool = True
-    dedup_keep: str = "higher"
-    pivot: int | str | tuple[int | str, ...] | None = None
-    pivot_context: str = "inject"
-    allow_special: bool = False
-    sampling: str | None = None
-    temperature: float = 1.0
-    top_p: float = 0.9
-    seed: int = 0
-    joint_size: int = 50
-    ag_iterations: int = 50
+    RENAMED: ClassVar[dict[str, str]] = {"sample": "sampling"}
+    KIND: ClassVar[str] = "decoding"
 
-    def __post_init__(self):
-        if self.decoder not in DECODERS:
-            raise ConfigError(f"unknown decoder {self.decoder!r}; choose from {', '.join(DECODERS)}")
-        if self.order not in ORDERS:
-            raise ConfigError(f"unknown order {self.order!r}; choose from {', '.join(ORDERS)}")
-        if self.dedup_keep not in DEDUP_KEEPS:
-            raise ConfigError(f"dedup_keep must be one of {', '.join(DEDUP_KEEPS)}, not "
-                              f"{self.dedup_keep!r}")
-        if self.pivot_context not in PIVOT_CONTEXTS:
-            raise ConfigError(f"pivot_context must be 'inject' or 'mask', not {self.pivot_context!r}")
-        _check_int(self.beam_size, "beam size", 1, MAX_BEAM)
-        for name in ("dedup", "allow_special"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        _check_int(self.joint_size, "joint size", 1)
-        _check_int(self.ag_iterations, "AG iterations", 1)
-        check_seed(self.seed)
-        if not isinstance(self.scorer, Scorer) and self.scorer is not None \
-                and self.scorer not in SCORERS:
-            hint = " (AG is a decoder: decoder='ag', --decoder ag)" if self.scorer == "ag" else ""
-            raise ConfigError(f"unknown scorer {self.scorer!r}; choose from "
-                              f"{', '.join(SCORERS)}{hint}")
-        if self.sampling is not None and self.sampling not in SAMPLERS:
-            raise ConfigError(f"unknown sampling method {self.sampling!r}; choose from "
-                              f"{', '.join(SAMPLERS)}")
-        check_temperature(self.temperature, "sampling temperature")
-        check_top_p(self.top_p)
+    decoder: str = option("beam", str, "beam: beam search (or a sampling baseline); ag: the "
+                          "Arnold-Gokhale pairwise joint (gaps of exactly two tokens).",
+                          choices=lambda: DECODERS)
+    scorer: Any = option(None, str, "Update rule [default: hcb; standard with sampling].",
+                         choices=lambda: SCORERS, optional=True, skip=_is_scorer)
+    order: str = option("left-to-right", str, "Which gap position a hypothesis fills next.",
+                        choices=lambda: ORDERS)
+    beam_size: int = option(5, int, "Beam size (rows when sampling); raised to top-k if "
+                            "smaller.", low=1, high=MAX_BEAM, what="beam size")
+    dedup: bool = option(True, bool, "best-to-worst, any-order: merge equal fills reached in "
+                         "different orders.")
+    dedup_keep: str = option("higher", str, "Which score a fill reached by several orders keeps: "
+                             "higher (SPEC) or lower (Ithaca's published code, for parity).",
+                             choices=lambda: DEDUP_KEEPS, what="dedup_keep")
+    pivot: Any = option(None, str, "HCB pivot token (default: the model's mask / missing "
+                        "symbol); one per gap position for a per-position pivot.",
+                        optional=True, skip=lambda p: not isinstance(p, str))
+    pivot_context: str = option("inject", str, "Pivots as context (SPEC) or [MASK] context (the "
+                                "paper's published code).", choices=lambda: PIVOT_CONTEXTS,
+                                what="pivot_context")
+    allow_special: bool = option(False, bool, "Let special tokens be placed in gaps.")
+    sampling: str | None = option(None, str, "A sampling baseline at the same budget instead of "
+                                  "beam search.", choices=lambda: SAMPLERS, optional=True,
+                                  what="sampling method")
+    temperature: float = option(1.0, float, "Sampling temperature (sampling='temperature').",
+                                low=0, low_open=True, what="sampling temperature")
+    top_p: float = option(0.9, float, "Nucleus mass (sampling='nucleus').", low=0, low_open=True,
+                          high=1, what="top-p")
+    seed: int = seed_option()
+    joint_size: int = option(50, int, "AG: candidate tokens per position (K).", low=1,
+                             what="joint size")
+    ag_iterations: int = option(50, int, "AG: iterations.", low=1, what="AG iterations")
+
+    def normalize(self) -> None:
+        if self.scorer == "ag":
+            raise ConfigError(f"unknown scorer 'ag'; choose from {', '.join(SCORERS)} (AG is a "
+                              "decoder: decoder='ag')", field="scorer")
         pivot = self.pivot
-        if isinstance(pivot, Sequence) and not isinstance(pivot, str):
+        if isinstance(pivot, (list, tuple)):
             pivot = tuple(pivot)
             if not pivot:
-                raise ConfigError("a per-position pivot needs at least one token")
+                raise ConfigError("a per-position pivot needs at least one token", field="pivot")
             object.__setattr__(self, "pivot", pivot[0] if len(pivot) == 1 else pivot)
-        for p in (self.pivot if isinstance(self.pivot, tuple) else (self.pivot,)):
+
+    def check(self) -> None:
+        for p in _pivot_parts(self.pivot):
             if p is not None and (isinstance(p, bool) or not isinstance(p, (int, str))):
-                raise ConfigError(f"a pivot is a token string or id, got {p!r}")
+                raise ConfigError(f"a pivot is a token string or id, got {p!r}", field="pivot")
         if self.decoder == "ag":
             if self.pivot is not None or self.sampling is not None or self.scorer is not None:
-                raise ConfigError("the ag decoder takes no scorer, pivot or sampling option")
+                raise ConfigError("the ag decoder takes no scorer, pivot or sampling option",
+                                  field="decoder")
         elif not isinstance(self.scorer, Scorer):
             self.make_scorer()          # the scorer's own check of the options it takes
 
@@ -142,7 +135,8 @@ class DecodeConfig:
     def make_scorer(self) -> Scorer:
         """A fresh scorer (the given instance when one was passed)."""
         if self.decoder == "ag":
-            raise ConfigError("the ag decoder has no scorer (it builds a pairwise joint)")
+            raise ConfigError("the ag decoder has no scorer (it builds a pairwise joint)",
+                              field="decoder")
         return make_scorer(self.scorer if isinstance(self.scorer, Scorer) else self.scorer_name,
                            pivot=self.pivot, pivot_context=self.pivot_context)
 
@@ -151,36 +145,14 @@ class DecodeConfig:
             return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))
         return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order].dedup, keep=self.dedup_keep)
 
-    def replace(self, **changes) -> "DecodeConfig":
-        return dataclasses.replace(self, **changes)
-
     def to_json(self) -> dict:
         """The options as JSON-able values (what ``--json`` output and bench records store)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["scorer"] = self.scorer_name
-        if isinstance(out["pivot"], tuple):
-            out["pivot"] = list(out["pivot"])
-        return out
+        return {**super().to_json(), "scorer": self.scorer_name}
 
     @classmethod
     def from_options(cls, config: "DecodeConfig | None" = None, **options) -> "DecodeConfig":
-        """``config`` with keyword ``options`` applied; the deprecated spelling ``sample=`` is read
-        as ``sampling=`` (with a DeprecationWarning)."""
-        if "sample" in options:
-            warnings.warn("the option 'sample' is now 'sampling' (--sampling); 'sample' will be "
-                          "removed in the next release", DeprecationWarning, stacklevel=3)
-            value = options.pop("sample")
-            if "sampling" in options and options["sampling"] != value:
-                raise ConfigError("give 'sampling' only (not also the deprecated 'sample')")
-            options["sampling"] = value
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(options) - names)
-        if unknown:
-            raise ConfigError(f"unknown decoding option(s) {', '.join(unknown)}; known: "
-                              f"{', '.join(sorted(names))}")
+        """``config`` with keyword ``options`` applied; an old spelling (:attr:`RENAMED`:
+        ``sample=`` for ``sampling=``) is read with a DeprecationWarning."""
         if options.get("scorer") == "ag":      # AG was a scorer name before it became a decoder
             options = {**options, "scorer": None, "decoder": "ag"}
-        if config is not None and not isinstance(config, cls):
-            raise ConfigError(f"config must be a DecodeConfig, got {type(config).__name__}")
-        base = config if config is not None else cls()
-        return dataclasses.replace(base, **options) if options else base
+        return super().from_options(config, **options)

@@ -10,7 +10,6 @@ run for more than a few seconds takes its bar from here, so front ends build non
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 
 __all__ = ["interactive", "progress", "show"]
 
@@ -29,15 +28,11 @@ def show(enabled: bool | None) -> bool:
     return interactive() if enabled is None else bool(enabled)
 
 
-@contextmanager
-def progress(total: int | None = None, desc: str = "", unit: str = "it",
+def progress(iterable=None, total: int | None = None, desc: str = "", unit: str = "it",
              enabled: bool | None = None, initial: int = 0):
-    """A tqdm bar (count, rate and ETA) on stderr; ``enabled`` as in :func:`show`. The bar is
-    always an object with ``update(n)``, also when hidden, so jobs need no branch."""
-    from tqdm.auto import tqdm
-    bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, disable=not show(enabled),
-               file=sys.stderr, dynamic_ncols=True, leave=False, mininterval=0.5)
-    try:
-        yield bar
-    finally:
-        bar.close()
+    """A tqdm bar (count, rate and ETA) on stderr, over ``iterable`` or updated by hand;
+    ``enabled`` as in :func:`show`. Use it as a context manager or close it; when hidden it is
+    still a bar whose ``update(n)`` does nothing, so jobs need no branch."""
+    from tqdm import tqdm
+    return tqdm(iterable, total=total, desc=desc, unit=unit, initial=initial,
+                disable=not show(enabled), file=sys.stderr, dynamic_ncols=True, mininterval=0.5)

@@ -151,6 +151,11 @@ class Request:
         return {f.name: f for f in dataclasses.fields(cls)}
 
     @classmethod
+    def rules(cls, name: str) -> Spec:
+        """The rules of field ``name``."""
+        return spec_of(cls.fields()[name])
+
+    @classmethod
     def from_options(cls, base=None, **options):
         """``base`` (default: the defaults) with keyword ``options`` applied; an old spelling
         (``RENAMED``) is read as its field with a DeprecationWarning; unknown keywords raise."""
@@ -223,14 +228,16 @@ class SampleRequest(Request):
     target_temperature   -- tau at epoch 0; ``anneal`` lowers it by that much per epoch, down to
                             ``min_temperature``
     epochs, chains       -- sweeps over the gap positions; chains run as one batch
-    order                -- "left-to-right" or "random" visiting order within a sweep
+    sweep_order          -- "left-to-right" or "random" visiting order within a sweep (was
+                            ``order``, which names the decoding order of a fill)
     burn_in              -- epochs not counted in the visit counts
     init                 -- warm start: "greedy", "random", a token tuple, or a list of tuples /
                             hypotheses with ``.tokens`` (cycled over the chains)
     gibbs                -- the degenerate Gibbs baseline: always accept
     """
 
-    RENAMED: ClassVar[dict[str, str]] = {"temperature": "target_temperature"}
+    RENAMED: ClassVar[dict[str, str]] = {"temperature": "target_temperature",
+                                         "order": "sweep_order"}
     KIND: ClassVar[str] = "MH"
 
     energy: str = option("local", str, "local: -pseudo-log-likelihood; raw: -sum of unnormalized "
@@ -242,8 +249,8 @@ class SampleRequest(Request):
                                  high=1, optional=True)
     block: int = option(1, int, "Positions proposed together from one pass (block MH).", low=1,
                         what="the block size")
-    block_schedule: str = option("anneal", str, "anneal: the block size falls linearly from "
-                                 "block to 1.", choices=BLOCK_SCHEDULES)
+    block_schedule: str = option("anneal", str, "anneal: the block size falls linearly to 1 "
+                                 "over the epochs; fixed: it stays.", choices=BLOCK_SCHEDULES)
     target_temperature: float = _temperature(1.0, "Temperature tau of the target exp(-E/tau) at "
                                              "epoch 0.", "the target temperature")
     anneal: float = option(0.0, float, "Lower the target temperature by this much per epoch "
@@ -252,8 +259,8 @@ class SampleRequest(Request):
                                           "the minimum target temperature")
     epochs: int = option(10, int, "Sweeps over the gap positions.", low=1)
     chains: int = option(4, int, "Chains run in parallel (one batch).", low=1)
-    order: str = option("left-to-right", str, "Order in which a sweep visits the gap positions.",
-                        choices=SWEEP_ORDERS)
+    sweep_order: str = option("left-to-right", str, "Order in which a sweep visits the gap "
+                              "positions.", choices=SWEEP_ORDERS)
     burn_in: int = option(0, int, "Epochs not counted in the visit counts.", low=0,
                           what="burn_in")
     init: Any = option("greedy", str, "Warm start of every chain.", choices=INITS,

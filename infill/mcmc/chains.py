@@ -292,7 +292,7 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
     temps = temperatures(o.target_temperature, o.anneal, o.min_temperature, o.epochs)
     blocks = block_sizes(o.block, run.n, o.epochs, o.block_schedule)
     for epoch in range(o.epochs):
-        visit = run.pos_t[torch.randperm(run.n, generator=run.gen)] if o.order == "random" \
+        visit = run.pos_t[torch.randperm(run.n, generator=run.gen)] if o.sweep_order == "random" \
             else run.pos_t
         for start in range(0, run.n, blocks[epoch]):
             run.step(visit[start: start + blocks[epoch]], temps[epoch], count=epoch >= o.burn_in)
