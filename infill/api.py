@@ -53,7 +53,9 @@ class Completion:
     """One ranked completion of a text: the filled ``text``, the string put in each gap
     (``fills``) and its [start, end) character span (``spans``), the token ids at the gap
     positions (``tokens``, position order), ``score`` and per-position confidence
-    (``positions``)."""
+    (``positions``). Greek character models write each fill in the user's script:
+    ``accented[k]`` says whether fill k took the accents of known words
+    (:mod:`infill.data.accents`) or stayed in plain letters; empty for other models."""
 
     text: str
     fills: tuple[str, ...]
@@ -61,12 +63,15 @@ class Completion:
     score: float
     positions: tuple[Position, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
+    accented: tuple[bool, ...] = ()
 
     def to_json(self, rank: int | None = None) -> dict:
         out = {"rank": rank} if rank is not None else {}
         out.update({"text": self.text, "fills": list(self.fills), "spans": [list(s) for s in self.spans],
                     "tokens": list(self.tokens), "score": self.score,
                     "positions": [p.to_json() for p in self.positions]})
+        if self.accented:
+            out["accented"] = list(self.accented)
         return out
 
 
@@ -330,5 +335,10 @@ def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
             positions.append(Position(gap=k, index=int(r.offsets[k][j]), token=model.id_to_token(t),
                                       token_id=int(t), logq=lq, prob=math.exp(lq),
                                       step=int(hyp.steps[i]) if hyp.steps else -1))
-    return Completion(text=r.text, fills=tuple(r.fills), tokens=tuple(hyp.tokens), score=hyp.score,
-                      positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans))
+    text, fills, accented = r.text, list(r.fills), []
+    if getattr(model, "alphabet", None) is not None:      # Greek characters: the user's script
+        from infill.data.accents import in_users_script
+        text, fills, accented = in_users_script(r.text, r.spans)
+    return Completion(text=text, fills=tuple(fills), tokens=tuple(hyp.tokens), score=hyp.score,
+                      positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans),
+                      accented=tuple(accented))

@@ -180,28 +180,11 @@ def readings_for(rendered: Rendered, completions, lexicon=None) -> dict[int, lis
 
 
 def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
-    """``text[start:end]`` (restored letters) in the user's script: each word it touches taken
-    from the lexicon when known."""
+    """``text[start:end]`` (restored letters) in the user's script (:mod:`infill.data.accents`)."""
     if lexicon is None:
         return text[start:end], False
-    pieces, accented, i = [], True, start
-    while i < end:
-        if text[i] == " ":
-            pieces.append(" ")
-            i += 1
-            continue
-        ws = i
-        while ws > 0 and text[ws - 1] != " ":
-            ws -= 1
-        we = i
-        while we < len(text) and text[we] != " ":
-            we += 1
-        stop = min(we, end)
-        piece, known = lexicon.script(text[ws:we], i - ws, stop - ws)
-        pieces.append(piece)
-        accented = accented and known
-        i = stop
-    return "".join(pieces), accented and any(p != " " for p in pieces)
+    from infill.data.accents import script_span
+    return script_span(text, start, end, lexicon)
 
 
 # ---- outputs ---------------------------------------------------------------------------------

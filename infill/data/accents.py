@@ -22,7 +22,8 @@ from pathlib import Path
 from infill.data.greek import normalize
 from infill.errors import ModelLoadError
 
-__all__ = ["Lexicon", "default_lexicon", "lexicon_path", "words"]
+__all__ = ["Lexicon", "default_lexicon", "in_users_script", "lexicon_path", "script_span",
+           "words"]
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _LEXICON: "Lexicon | None" = None
@@ -115,6 +116,49 @@ class Lexicon:
         if len(clusters) != len(key) or len(idx) != hi - lo:
             return plain, False
         return "".join(clusters[i] for i in idx), True
+
+
+def in_users_script(text: str, spans, lexicon: "Lexicon | None" = None
+                    ) -> tuple[str, list[str], list[bool]]:
+    """A filled ``text`` whose ``spans`` hold restored (normalized) letters -> (text, fills,
+    accented): each fill rewritten by :meth:`Lexicon.script` word by word (``accented`` when
+    every word it touches is known), the text around the fills untouched. A fill whose
+    accented form would change its length (a letter with no precomposed form) stays plain, so
+    the spans keep their places."""
+    lexicon = lexicon if lexicon is not None else default_lexicon()
+    fills = [text[a:b] for a, b in spans]
+    if lexicon is None:
+        return text, fills, [False] * len(fills)
+    out, accented, last = [], [], 0
+    for k, (a, b) in enumerate(spans):
+        piece, known = script_span(text, a, b, lexicon)
+        if len(piece) != b - a:
+            piece, known = text[a:b], False
+        out += [text[last:a], piece]
+        fills[k], last = piece, b
+        accented.append(known)
+    out.append(text[last:])
+    return "".join(out), fills, accented
+
+
+def script_span(text: str, start: int, end: int, lexicon: Lexicon) -> tuple[str, bool]:
+    """``text[start:end]`` (restored letters) in the user's script, word by word: (text, whether
+    every word it touches is a known word)."""
+    pieces, known_all, i = [], True, start
+    while i < end:
+        if text[i] == " ":
+            pieces.append(" ")
+            i += 1
+            continue
+        ws = text.rfind(" ", 0, i) + 1
+        we = text.find(" ", i)
+        we = len(text) if we < 0 else we
+        stop = min(we, end)
+        piece, known = lexicon.script(text[ws:we], i - ws, stop - ws)
+        pieces.append(piece)
+        known_all = known_all and known
+        i = stop
+    return "".join(pieces), known_all and any(p != " " for p in pieces)
 
 
 def default_lexicon() -> Lexicon | None:

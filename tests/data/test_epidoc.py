@@ -197,3 +197,31 @@ def test_deep_nesting_reads_or_is_refused_in_one_line(tmp_path, depth):
 def test_fixture_folder_is_unchanged_by_a_copy(tmp_path):
     shutil.copy(HAND, tmp_path / "a.xml")
     assert serialize(read_edition(tmp_path / "a.xml")) == HAND.read_text(encoding="utf-8")
+
+
+# ---- restored letters in the user's script (every Greek completion) ---------------------------
+def test_fills_in_the_users_script_with_the_shipped_lexicon():
+    from infill.data.accents import in_users_script
+
+    text = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιληος"
+    a = text.index("ηο")
+    assert in_users_script(text, [(a, a + 2)]) == (text[:a] + "ῆος", ["ῆο"], [True])
+    text = "ἔδοξε τῆι βουλῆι καὶ του δημου"
+    a = text.index("του")
+    assert in_users_script(text, [(a, len(text))]) == (text[:a] + "τοῦ δήμου", ["τοῦ δήμου"],
+                                                       [True])
+    text = "ξξαβγοσ καὶ"                      # not a word: plain letters, a final sigma
+    assert in_users_script(text, [(5, 7)]) == ("ξξαβγος καὶ", ["ος"], [False])
+
+
+def test_api_completions_say_which_fills_are_accented(greek_char_dir):
+    import infill
+
+    model = infill.load_model(greek_char_dir)
+    for c in infill.fill(model, "ἄνδρα μοι ἔννεπε, μοῦσα, πολύτ??πον καὶ ???", top_k=3)[0]:
+        assert len(c.accented) == len(c.fills) == 2
+        assert [c.text[a:b] for a, b in c.spans] == list(c.fills)
+        assert c.to_json()["accented"] == list(c.accented)
+        for fill, tokens in zip(c.fills, (c.tokens[:2], c.tokens[2:])):
+            assert [normalize(ch, strip=False) for ch in fill] == \
+                [model.id_to_token(t) for t in tokens]
