@@ -36,8 +36,9 @@ def main() -> None:
     c = summary["counts"]
     md = (Path(a.out) / "epidoc.md").read_text(encoding="utf-8")
     lines = [f"`{a.model}` on {c['rows'] // 2} editors' supplements of 1-10 characters drawn "
-             f"(seed 0) from the IOSPE test split (154 inscriptions, split by inscription 80/10/10, "
-             f"seed 0); beam {a.beam}, left-to-right; CER = edit distance / the editor's length.",
+             "(seed 0) from the IOSPE test split (154 inscriptions, split by inscription "
+             f"80/10/10, seed 0); beam {a.beam}, left-to-right; CER = edit distance / the "
+             "editor's length.",
              "", md]
     write_table(lines, ["OMP_NUM_THREADS=1 infill bench " + shlex.join(args)], a.table)
 

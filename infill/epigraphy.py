@@ -65,7 +65,8 @@ class EditionResult:
 
 
 # ---- inputs ----------------------------------------------------------------------------------
-def epidoc_paths(args: list[str], input_file: str | None = None) -> list[tuple[str, str | None]] | None:
+def epidoc_paths(args: list[str], input_file: str | None = None
+                 ) -> list[tuple[str, str | None]] | None:
     """The EpiDoc inputs named by ``args`` (files and folders) or ``--input``: (path, its text
     when already read) each; None when they are not EpiDoc. An argument is EpiDoc when it is a
     folder (its ``*.xml`` files, sorted), a ``.xml`` file, or a file whose content is TEI."""

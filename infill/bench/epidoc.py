@@ -175,7 +175,8 @@ def epidoc_markdown(report: dict, ks: list[int]) -> str:
     for m, cell in report["methods"].items():
         a, w = cell["all"], cell["whole_words"]
         lines.append(f"| {m} | {a['n']} | " + " | ".join(_f(a.get(f"top{k}")) for k in ks)
-                     + f" | {_f(a['cer'], 3)} | {w['n']} | {_f(w.get('top1'))} | {_f(w['cer'], 3)} |")
+                     + f" | {_f(a['cer'], 3)} | {w['n']} | {_f(w.get('top1'))} "
+                     f"| {_f(w['cer'], 3)} |")
     for p in report["paired"]:
         parts = [f"top-{k} {_f(p[f'top{k}']['mean_diff'])} [{_f(p[f'top{k}']['lo'])}, "
                  f"{_f(p[f'top{k}']['hi'])}] points" for k in ks if f"top{k}" in p]

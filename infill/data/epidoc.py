@@ -52,7 +52,7 @@ __all__ = ["MAX_BYTES", "TEI", "Atom", "Edition", "Lacuna", "Rendered", "approxi
 TEI = "http://www.tei-c.org/ns/1.0"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 MAX_BYTES = 20 * 2 ** 20
-"""The largest EpiDoc file read (an inscription's file is a few kB; the largest IOSPE file 100 kB)."""
+"""The largest EpiDoc file read (an inscription's file is a few kB)."""
 UNKNOWN_RUN = "---"
 """How a lost stretch of unknown extent is shown (missing, not restored), as Leiden ``[---]``."""
 
@@ -162,8 +162,9 @@ def _local(tag) -> str:
 
 
 def parse_xml(path: str | Path, text: str | None = None):
-    """(tree, declaration, trailing whitespace) of an XML file, parsed safely: no DTD loaded, no entity expanded, no
-    network, no huge trees; entity declarations are refused. InputError names the file and line."""
+    """(tree, declaration, trailing whitespace) of an XML file, parsed safely: no DTD loaded,
+    no entity expanded, no network, no huge trees; entity declarations are refused. InputError
+    names the file and line."""
     from lxml import etree
 
     name = str(path)
@@ -364,7 +365,8 @@ class _Reader:
 def _extent(el) -> tuple[int, tuple[int, int] | None]:
     """(characters, uncertain range or None) of a ``<gap>``; 0 = unknown extent."""
     lo, hi = el.get("atLeast"), el.get("atMost")
-    if lo is not None and hi is not None and lo.isdigit() and hi.isdigit() and 0 < int(lo) <= int(hi):
+    if lo is not None and hi is not None and lo.isdigit() and hi.isdigit() \
+            and 0 < int(lo) <= int(hi):
         lo_n, hi_n = int(lo), int(hi)
         q = el.get("quantity")
         mid = int(q) if q and q.isdigit() and lo_n <= int(q) <= hi_n else (lo_n + hi_n + 1) // 2
