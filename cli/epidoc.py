@@ -73,6 +73,8 @@ def _table(n: int, r) -> None:
     """The edition's text, then each lacuna's readings (the editor's beside them if hidden)."""
     click.echo(f"[{n}] {r.path}")
     click.echo(f"    {r.text}")
+    if not r.readings:
+        click.echo("  (nothing to restore)")
     for item in r.lacunae_json():
         where = (f"line {item['lb']}" if item["lb"] else f"lacuna {item['lacuna'] + 1}") + \
             f" (XML line {item['source_line']})"

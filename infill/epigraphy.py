@@ -33,8 +33,9 @@ GREEK_LANGS = ("grc", "el", "gr")
 
 @dataclass
 class EditionResult:
-    """One EpiDoc file restored: the ``edition``, the ``text`` decoded, the ranked
-    ``completions``, ``readings`` per lacuna index (best first), ``notes``; or its ``error``."""
+    """One EpiDoc file restored: the ``edition``, the ``text`` decoded (``rendered``: with its
+    map back to the XML), the ranked ``completions``, ``readings`` per lacuna index (best
+    first), ``notes``; or its ``error``. Nothing to restore is a note, not an error."""
 
     path: str
     edition: Edition | None = None
@@ -45,6 +46,7 @@ class EditionResult:
     error: str | None = None
     windows: list = field(default_factory=list)
     hide_supplied: bool = False
+    rendered: Rendered | None = None
 
     def lacunae_json(self) -> list[dict]:
         """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""
@@ -115,12 +117,12 @@ def _read(path: str, text: str | None, model, hide_supplied: bool) -> EditionRes
     res.edition, res.notes = ed, list(ed.notes)
     if ed.lang is None:
         res.notes.append("the edition has no xml:lang; read as Greek")
-    rendered = ed.render(hide_supplied=hide_supplied)
+    rendered = res.rendered = ed.render(hide_supplied=hide_supplied)
     res.text = rendered.text
-    if not rendered.restore:
-        res.error = (f"{path}: nothing to restore (no <gap reason=\"lost\"> of known extent"
-                     + ("" if hide_supplied else "; --hide-supplied restores the editors' "
-                        "supplements") + ")")
+    if not rendered.restore:           # written back unchanged
+        res.notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
+                         + ("" if hide_supplied else "; --hide-supplied restores the editors' "
+                            "supplements") + ")")
     for lac in ed.lacunae:
         if lac.lengths is not None and any(k == lac.index for k, _, _ in rendered.restore):
             res.notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
@@ -138,7 +140,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
 
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
     results = [_read(str(p), t, model, hide_supplied) for p, t in pairs]
-    todo = [r for r in results if r.error is None]
+    todo = [r for r in results if r.error is None and r.rendered.restore]
     if not todo:
         return results
     filled = fill_each(model, [r.text for r in todo], gap=1, top_k=top_k, marker="\x00",
@@ -151,8 +153,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
             r.error = f"{r.path}: {f.error}"
             continue
         r.completions = f.completions
-        r.readings = readings_for(r.edition.render(hide_supplied=hide_supplied), f.completions,
-                                  lexicon)
+        r.readings = readings_for(r.rendered, f.completions, lexicon)
     return results
 
 
@@ -199,9 +200,12 @@ def describe(model_name: str, config, top_k: int, hide_supplied: bool) -> str:
 
 
 def epidoc_output(result: EditionResult, model_name: str, config=None, top_k: int = 5) -> str:
-    """The file with the restorations written in (see :mod:`infill.data.epidoc_write`)."""
+    """The file with the restorations written in (see :mod:`infill.data.epidoc_write`); a file
+    with nothing restored comes out unchanged."""
     from infill._version import __version__
 
+    if not result.readings:
+        return serialize(result.edition)
     apply_readings(result.edition, result.readings)
     add_header(result.edition, describe(model_name, config, top_k, result.hide_supplied),
                __version__)

@@ -151,3 +151,21 @@ def test_tei_content_detected_without_the_suffix(runner, greek_char_dir, tmp_pat
     r = _run(runner, greek_char_dir, "--json", "--input", p)
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["input"] == read_edition(HAND).text()
+
+
+def test_nothing_to_restore_writes_the_file_back_unchanged(runner, greek_char_dir, tmp_path):
+    """The CLI round trip: an edition without lacunae to restore comes out byte for byte."""
+    p = tmp_path / "whole.xml"
+    p.write_text(HAND.read_text(encoding="utf-8").replace(
+        '<gap reason="lost" quantity="3" unit="character"/>', "ολλ").replace(
+        '<gap reason="lost" quantity="4" unit="character" precision="low"/>', "").replace(
+        '<gap reason="lost" atLeast="2" atMost="4" unit="character"/>', ""), encoding="utf-8")
+    r = _run(runner, greek_char_dir, "--output-format", "epidoc", p)
+    assert r.exit_code == 0, r.output
+    assert r.stdout == p.read_text(encoding="utf-8")
+    assert "nothing to restore" in r.stderr
+    r = _run(runner, greek_char_dir, "--output-format", "epidoc", "--out", tmp_path / "o",
+             FIX / "iospe_1.10.xml")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "o" / "iospe_1.10.xml").read_text(encoding="utf-8") == \
+        (FIX / "iospe_1.10.xml").read_text(encoding="utf-8")
