@@ -14,7 +14,7 @@ import torch
 
 import infill
 from infill.data.files import read_pickle_file
-from infill.errors import ModelLoadError
+from infill.errors import LongInputWarning, ModelLoadError
 from infill.models import ithaca
 from infill.models.ithaca import (ALPHABET, IthacaConfig, IthacaMaskedLM, IthacaNet,
                                   load_ithaca_checkpoint, prepare, save_ithaca)
@@ -375,3 +375,21 @@ def _meta(d):
 
 def _edit_meta(d, **changes):
     (d / "ithaca.json").write_text(json.dumps({**_meta(d), **changes}), encoding="utf-8")
+
+
+def test_long_inputs_are_restored_in_768_character_windows():
+    import warnings
+
+    lm = load_ithaca_checkpoint(FIX / PICKLES[0], device="cpu")
+    words = "εδοξεν τηι βουληι και τωι δημωι επειδη ανηρ αγαθος".split()
+    body = " ".join(words[i % len(words)] for i in range(200))
+    text = body[:700] + " ??? " + body[700:1300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LongInputWarning)
+        got = infill.fill_each(lm, [text], top_k=3)[0]
+    (window,) = got.windows
+    assert window["end"] - window["start"] == 767            # + the start symbol = 768
+    alone = infill.fill_each(lm, [text[window["start"] - 1:window["end"] - 1]], top_k=3)[0]
+    assert alone.windows == []
+    assert [c.fills for c in got.completions] == [c.fills for c in alone.completions]
+    assert [c.score for c in got.completions] == pytest.approx([c.score for c in alone.completions])
