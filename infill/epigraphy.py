@@ -164,21 +164,42 @@ def _softmax(scores: list[float]) -> list[float]:
     return [x / total for x in w]
 
 
+def runs(rendered: Rendered) -> list[list[tuple[int, int]]]:
+    """The ``?`` runs of a rendered text -- one model gap each, in order -- as lists of
+    (lacuna index, length): adjacent lacunae share a run."""
+    out: list[list[tuple[int, int]]] = []
+    last_end = None
+    for k, start, end in rendered.restore:
+        if start == last_end:
+            out[-1].append((k, end - start))
+        else:
+            out.append([(k, end - start)])
+        last_end = end
+    return out
+
+
 def readings_for(rendered: Rendered, completions, lexicon=None) -> dict[int, list[Reading]]:
-    """Readings per lacuna from ranked completions of ``rendered.text`` (whose restored
-    stretches sit where ``rendered.restore`` says: the model's fills have one character per
-    ``?``)."""
+    """Readings per lacuna from ranked completions of ``rendered.text``: gap k of a completion
+    (its ``spans[k]``) is the k-th ``?`` run, split among the run's lacunae by their lengths (a
+    run of one lacuna takes the whole fill, whatever its length)."""
     if not completions:
         return {}
     weights = _softmax([c.score for c in completions])
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     for c, w in zip(completions, weights):
-        for k, start, end in rendered.restore:
-            text, accented = _in_script(c.text, start, end, lexicon)
-            slot = found[k].setdefault(text, [0.0, accented])
-            slot[0] += w
+        for run, (a, b) in zip(runs(rendered), c.spans):
+            cuts = [(run[0][0], a, b)] if len(run) == 1 else []
+            if not cuts and b - a == sum(n for _, n in run):
+                pos = a
+                for k, n in run:
+                    cuts.append((k, pos, pos + n))
+                    pos += n
+            for k, s, e in cuts:
+                text, accented = _in_script(c.text, s, e, lexicon)
+                slot = found[k].setdefault(text, [0.0, accented])
+                slot[0] += w
     return {k: sorted((Reading(t, p, a) for t, (p, a) in d.items()), key=lambda r: -r.prob)
-            for k, d in found.items()}
+            for k, d in found.items() if d}
 
 
 def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:

@@ -63,6 +63,7 @@ _BLOCKS = {"ab", "div", "l", "lg", "p"}
 _BOUNDARIES = {"g", "space", "milestone", "cb", "pb"}
 _DROPPED = {"am", "surplus", "note", "certainty", "rdg", "sic", "join", "figure", "link"}
 _CHOICE_KEEP = ("corr", "reg", "expan", "lem")
+_RESERVED = "?-"
 _ENTITY_DECL = re.compile(r"<!ENTITY", re.I)
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
 _NUMBER = re.compile(r"\d+")
@@ -270,6 +271,9 @@ class _Reader:
         for k, c in enumerate(s):
             if c.isspace() or c == "\u2028":
                 self.atoms.append(Atom("space"))
+            elif c in _RESERVED:          # infill's own '?' (restore) and '-' (missing)
+                self.note(f"the edition's own {c!r} dropped (infill reads it as "
+                          f"{'a letter to restore' if c == '?' else 'a missing letter'})")
             else:
                 self.atoms.append(Atom("char", c, node, slot, k))
 

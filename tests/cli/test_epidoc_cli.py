@@ -169,3 +169,19 @@ def test_nothing_to_restore_writes_the_file_back_unchanged(runner, greek_char_di
     assert r.exit_code == 0, r.output
     assert (tmp_path / "o" / "iospe_1.10.xml").read_text(encoding="utf-8") == \
         (FIX / "iospe_1.10.xml").read_text(encoding="utf-8")
+
+
+def test_readings_split_adjacent_lacunae_and_sum_probabilities():
+    from types import SimpleNamespace
+
+    from infill.data.epidoc import Rendered
+    from infill.epigraphy import readings_for
+
+    # "αβ?????γ": lacuna 0 (2 characters) and lacuna 1 (3) side by side = one model gap
+    rendered = Rendered("αβ?????γ", [None] * 8, [(0, 2, 4), (1, 4, 7)])
+    comps = [SimpleNamespace(text="αβκλμνξγ", spans=((2, 7),), score=0.0),
+             SimpleNamespace(text="αβκλοπργ", spans=((2, 7),), score=0.0),
+             SimpleNamespace(text="αβστμνξγ", spans=((2, 7),), score=math.log(2.0))]
+    out = readings_for(rendered, comps)
+    assert [(r.text, r.prob) for r in out[0]] == [("κλ", 0.5), ("στ", 0.5)]
+    assert [(r.text, round(r.prob, 12)) for r in out[1]] == [("μνξ", 0.75), ("οπρ", 0.25)]

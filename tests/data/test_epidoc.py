@@ -225,3 +225,13 @@ def test_api_completions_say_which_fills_are_accented(greek_char_dir):
         for fill, tokens in zip(c.fills, (c.tokens[:2], c.tokens[2:])):
             assert [normalize(ch, strip=False) for ch in fill] == \
                 [model.id_to_token(t) for t in tokens]
+
+
+def test_the_editions_own_question_marks_and_hyphens_are_not_gaps(tmp_path):
+    p = _bad(tmp_path, TEI_HEAD + "<div type='edition'><ab>αβ? γδ - εζ<gap reason='lost' "
+             "quantity='2' unit='character'/></ab></div></body></text></TEI>", "own.xml")
+    e = read_edition(p)
+    assert e.text() == "αβ γδ εζ??"
+    assert sorted(e.notes) == [
+        "the edition's own '-' dropped (infill reads it as a missing letter) (1x)",
+        "the edition's own '?' dropped (infill reads it as a letter to restore) (1x)"]
