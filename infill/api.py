@@ -9,6 +9,7 @@ take a config and/or the same options as keywords.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ from infill.data.files import check_text
 from infill.decoding.decoders import DECODERS
 from infill.decoding.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
+from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths, length_scores
+from infill.decoding.lengths import variants as length_variants
 from infill.decoding.windows import Window, windows_for
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
@@ -55,7 +58,9 @@ class Completion:
     positions (``tokens``, position order), ``score`` and per-position confidence
     (``positions``). Greek character models write each fill in the user's script:
     ``accented[k]`` says whether fill k took the accents of known words
-    (:mod:`infill.data.accents`) or stayed in plain letters; empty for other models."""
+    (:mod:`infill.data.accents`) or stayed in plain letters; empty for other models.
+    ``rank_score``: when the gaps had several possible lengths, the score all lengths were
+    ranked by together (``length_score``, :mod:`infill.decoding.lengths`), else None."""
 
     text: str
     fills: tuple[str, ...]
@@ -64,6 +69,7 @@ class Completion:
     positions: tuple[Position, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
     accented: tuple[bool, ...] = ()
+    rank_score: float | None = None
 
     def to_json(self, rank: int | None = None) -> dict:
         out = {"rank": rank} if rank is not None else {}
@@ -72,6 +78,8 @@ class Completion:
                     "positions": [p.to_json() for p in self.positions]})
         if self.accented:
             out["accented"] = list(self.accented)
+        if self.rank_score is not None:
+            out["rank_score"] = self.rank_score
         return out
 
 
@@ -179,10 +187,16 @@ class FillResult:
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
 
 
-def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int = 5,
-         marker: str = "___", config: DecodeConfig | None = None, window: bool = True,
-         **options) -> list[list[Completion]]:
+def fill(model: MaskedLM, text: "str | Sequence[str]", gap: "int | str | tuple | list" = 1,
+         top_k: int = 5, marker: str = "___", config: DecodeConfig | None = None,
+         window: bool = True, length_score: str = "pll", **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each.
+
+    ``gap`` may also be a range of lengths, ``(lo, hi)`` or ``"lo-hi"`` (a lacuna of uncertain
+    length), ``"word"`` (one whole word of 1-3 word pieces, WordPiece models), or a list with one
+    of these per marker: every combination of lengths is decoded and all completions are ranked
+    together by ``length_score`` ("pll" | "pll-gap" | "per-char", :mod:`infill.decoding.lengths`),
+    whose value each completion carries as ``rank_score``.
 
     Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first. A
     ``top_k`` above the beam size raises the beam size to ``top_k``. An input longer than the
@@ -191,7 +205,8 @@ def fill(model: MaskedLM, text: "str | Sequence[str]", gap: int = 1, top_k: int 
     in :func:`decode`. The first bad input raises; :func:`fill_each` reports errors per input.
     """
     texts = [text] if isinstance(text, str) else _text_list(text)
-    results = fill_each(model, texts, gap, top_k, marker, config, window, _raise=True, **options)
+    results = fill_each(model, texts, gap, top_k, marker, config, window, _raise=True,
+                        length_score=length_score, **options)
     return [r.completions for r in results]
 
 
@@ -203,9 +218,10 @@ def _text_list(texts) -> list:
     return list(texts)
 
 
-def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 5,
-              marker: str = "___", config: DecodeConfig | None = None, window: bool = True,
-              _raise: bool = False, **options) -> list[FillResult]:
+def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | list" = 1,
+              top_k: int = 5, marker: str = "___", config: DecodeConfig | None = None,
+              window: bool = True, _raise: bool = False, length_score: str = "pll",
+              **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
     the others are decoded together as usual. Options not given (the scorer, or with no
@@ -223,54 +239,114 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: int = 1, top_k: int = 
         raise InputError("empty input: nothing to fill")
     if not all(isinstance(t, str) for t in texts):
         raise InputError("fill takes text (a string or a list of strings); use decode for ids")
-    model.check_gap(gap)
+    lengths = gap_lengths(model, gap)
+    if not DECODERS[config.decoder].restricts and any(
+            g.word for g in (lengths if isinstance(lengths, list) else [lengths])
+            if not isinstance(g, int)):
+        raise ConfigError(f"the {config.decoder} decoder cannot restrict the tokens of a gap "
+                          "position (a whole-word gap); use the beam decoder")
+    if length_score not in LENGTH_SCORES:
+        raise ConfigError(f"unknown length score {length_score!r}; choose from "
+                          f"{', '.join(LENGTH_SCORES)}")
     results = [FillResult(t, [], defaults=defaults) for t in texts]
-    jobs: list[tuple[int, Encoding, Window, int, int]] = []   # (input, encoding, window, lo, hi)
+    jobs: list[tuple[tuple, Encoding, Window, int, int]] = []  # ((input, variant), enc, window, lo, hi)
+    found: dict[tuple[int, int], Variant] = {}
     windowed = 0
     for i, t in enumerate(texts):
         try:
-            enc = model.encode(check_text(t, f"input {i + 1}"), gap, marker)
-            results[i].notes = list(enc.notes)
-            plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
-            _check_decodable(model, enc, config)
+            planned = _plan_input(model, check_text(t, f"input {i + 1}"), lengths, marker,
+                                  window, config)
         except InfillError as e:
             if _raise:
                 raise
             results[i].error = str(e).splitlines()[0] if str(e) else type(e).__name__
             continue
-        if len(enc.input_ids) > model.max_length:
-            windowed += 1
-            results[i].windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}
-                                  for w in plan]
-        jobs += [(i, enc, w, lo, hi) for w in plan]
+        results[i].notes = list(planned[0][0].encoding.notes)
+        for v, (var, plan, lo, hi) in enumerate(planned):
+            found[i, v] = var
+            if len(var.encoding.input_ids) > model.max_length and not results[i].windows:
+                windowed += 1
+                results[i].windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}
+                                      for w in plan]
+            jobs += [((i, v), var.encoding, w, lo, hi) for w in plan]
     if windowed:
         warnings.warn(f"{windowed} input(s) longer than the model's maximum length "
                       f"({model.max_length} tokens): decoded with the longest context window "
                       "centred on the gaps", LongInputWarning, stacklevel=2)
     if not jobs:
         return results
-    inputs, gaps = [], []
-    for _, enc, w, lo, hi in jobs:
+    inputs, gaps, allowed = [], [], []
+    for key, enc, w, lo, hi in jobs:
         inputs.append(w.ids(enc.input_ids, lo, hi))
         gaps.append([p - w.left + lo for k in w.gaps for p in enc.gaps[k]])
+        allowed.append(_slot_allowed(model, found[key], sorted(p for k in w.gaps
+                                                               for p in enc.gaps[k])))
     hyps: list = [None] * len(inputs)
     for bucket in length_buckets([len(x) for x in inputs]):
-        for j, h in zip(bucket, run_decoder(model, [inputs[j] for j in bucket],
-                                            [gaps[j] for j in bucket], config)):
+        for j, h in zip(bucket, _run_decoder(model, [inputs[j] for j in bucket],
+                                             [gaps[j] for j in bucket], config,
+                                             allowed=[allowed[j] for j in bucket])):
             hyps[j] = h
-    per_input: dict[int, list[list[tuple[float, dict]]]] = {}
-    for (i, enc, w, lo, hi), hs in zip(jobs, hyps):
+    per_input: dict[tuple[int, int], list[list[tuple[float, dict]]]] = {}
+    for (key, enc, w, lo, hi), hs in zip(jobs, hyps):
         # window positions -> the encoding's own positions
         order = sorted(p for k in w.gaps for p in enc.gaps[k])
-        per_input.setdefault(i, []).append(
+        per_input.setdefault(key, []).append(
             [(h.score, {p: (t, lq, st) for p, t, lq, st in zip(order, h.tokens, h.logq, h.steps)})
              for h in hs])
-    for i, parts in per_input.items():
-        enc = next(e for j, e, *_ in jobs if j == i)
+    ranked: dict[int, list[tuple[Variant, Hypothesis]]] = {}
+    for (i, v), parts in per_input.items():
         combos = _combine(parts, config.beam_size) if len(parts) > 1 else \
             [_hypothesis(s, c) for s, c in parts[0]]
-        results[i].completions = [complete(model, enc, h) for h in combos[:top_k]]
+        ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:top_k])
+    for i, items in ranked.items():
+        results[i].completions = _completions(model, items, length_score, top_k)
     return results
+
+
+def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,
+                config: DecodeConfig) -> list[tuple[Variant, list[Window], int, int]]:
+    """Each length variant of one input (one, for a fixed gap) with its context windows."""
+    if isinstance(lengths, int):
+        found = [Variant((), model.encode(text, lengths, marker))]
+    else:
+        found = length_variants(model, text, lengths, marker)
+    out = []
+    for var in found:
+        enc = var.encoding
+        plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
+        _check_decodable(model, enc, config)
+        out.append((var, plan, lo, hi))
+    return out
+
+
+def _slot_allowed(model: MaskedLM, var: Variant, positions: list[int]):
+    """[n, V] tokens allowed at each of a job's gap positions (None: no restriction)."""
+    if not var.allowed:
+        return None
+    every = torch.ones(model.vocab_size, dtype=torch.bool)
+    return torch.stack([var.allowed.get(p, every) for p in positions])
+
+
+def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], length_score: str,
+                 top_k: int) -> list[Completion]:
+    """The completions of one input; with several length variants, ranked together by the
+    length score (each keeps it as ``rank_score``)."""
+    comps = [complete(model, var.encoding, h) for var, h in items]
+    if len({id(var) for var, _ in items}) == 1:
+        return comps
+    filled = []
+    for var, h in items:
+        ids = list(var.encoding.input_ids)
+        for p, t in zip(var.encoding.positions, h.tokens):
+            ids[p] = t
+        filled.append(ids)
+    scores = length_scores(model, length_score, filled,
+                           [var.encoding.positions for var, _ in items],
+                           [h.score for _, h in items],
+                           [sum(len(f) for f in c.fills) for c in comps])
+    order = sorted(range(len(comps)), key=lambda j: -scores[j])
+    return [dataclasses.replace(comps[j], rank_score=scores[j]) for j in order[:top_k]]
 
 
 def length_buckets(lengths: list[int], slack: float = 1.25, extra: int = 8) -> list[list[int]]:

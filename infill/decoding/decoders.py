@@ -27,7 +27,7 @@ class Decoder:
 
 
 DECODERS: dict[str, Decoder] = {
-    "beam": Decoder("infill.decoding.engine:beam_search",
+    "beam": Decoder("infill.decoding.engine:beam_search", restricts=True,
                     help="beam search (any scorer and order, or a sampling baseline)"),
     "ag": Decoder("infill.joint.decoder:decode_ag", positions=2,
                   help="the Arnold-Gokhale pairwise joint (gaps of exactly two tokens)"),

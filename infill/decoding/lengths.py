@@ -1,0 +1,191 @@
+"""Gaps of uncertain length: decode every length in a range and rank all completions together.
+
+A gap's length is a :class:`GapLength`: exactly n units, a range [lo, hi] (an epigraphic lacuna
+of about n letters, ``[c.5]``; EpiDoc ``<gap atLeast="4" atMost="6">``), or a *whole word* of
+1–3 word pieces whose first piece starts a word (never a ``##`` continuation glued to the word
+before the gap) and whose other pieces continue it. An input whose gaps have several possible
+lengths becomes one :class:`Variant` per combination of lengths; each is decoded as usual, and
+the completions of all variants are ranked together by a score that is comparable across
+lengths (:data:`LENGTH_SCORES`):
+
+- ``pll``      -- the pseudo-log-likelihood of the whole filled text, −E_local (SPEC §3):
+                  Σ_t log q_t(x_t | x with t masked) over every scored position t, the context
+                  included: the context's terms are what tells a fill that fits its surroundings
+                  from one that does not, whatever its length (one forward row per position);
+- ``pll-gap``  -- the same sum over the gap positions only (cheaper: one row per gap position);
+- ``per-char`` -- the decoder's own score divided by the number of characters filled in.
+
+The HCB and standard beam scores themselves are not comparable across lengths (each is a sum
+of as many terms as the gap has positions, and HCB's is relative to a pivot of that length).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from infill.errors import ConfigError, InputError
+
+__all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
+           "gap_lengths", "length_scores", "shorten", "variants", "word_piece_masks"]
+
+LENGTH_SCORES = ("pll", "pll-gap", "per-char")
+"""How completions of different lengths are ranked together (``length_score``)."""
+MAX_LENGTHS = 16
+"""The most lengths one gap may range over (hi − lo + 1)."""
+MAX_VARIANTS = 64
+"""The most combinations of gap lengths one input may have (each is decoded)."""
+WORD_PIECES = 3
+"""A whole-word gap (``gap="word"``) is a word of 1 to this many word pieces."""
+WORD = "word"
+
+
+@dataclass(frozen=True)
+class GapLength:
+    """The length of one gap: ``lo``..``hi`` units; ``word``: a whole word of word pieces."""
+
+    lo: int
+    hi: int
+    word: bool = False
+
+    @property
+    def fixed(self) -> bool:
+        return self.lo == self.hi and not self.word
+
+
+@dataclass
+class Variant:
+    """One combination of gap lengths of an input: its ``encoding`` and, for whole-word gaps,
+    ``allowed``: position -> [V] bool mask of the tokens that may be placed there."""
+
+    lengths: tuple[int, ...]
+    encoding: object
+    allowed: dict[int, torch.Tensor] = field(default_factory=dict)
+
+
+def _one(gap) -> GapLength | int:
+    """One gap length: an int is returned as is (the model checks it), the rest parsed."""
+    if isinstance(gap, str):
+        s = gap.strip().lower()
+        if s == WORD:
+            return GapLength(1, WORD_PIECES, word=True)
+        m = re.fullmatch(r"(\d+)\s*(?:-|\.\.)\s*(\d+)", s)
+        if m:
+            return _range(int(m.group(1)), int(m.group(2)))
+        if s.isdigit():
+            return int(s)
+        raise InputError(f"a gap length is a number, a range lo-hi (e.g. 4-6) or 'word', got {gap!r}")
+    if isinstance(gap, tuple):
+        if len(gap) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in gap):
+            raise InputError(f"a gap range is (lo, hi) with two whole numbers, got {gap!r}")
+        return _range(*gap)
+    return gap
+
+
+def _range(lo: int, hi: int) -> GapLength:
+    if lo < 1 or hi < lo:
+        raise InputError(f"a gap range needs 1 <= lo <= hi, got {lo}-{hi}")
+    if hi - lo + 1 > MAX_LENGTHS:
+        raise InputError(f"a gap range may span at most {MAX_LENGTHS} lengths, got {lo}-{hi}")
+    return GapLength(lo, hi)
+
+
+def gap_lengths(model, gap) -> int | list[GapLength] | GapLength:
+    """The ``gap`` option of :func:`infill.fill` read: an int (every marker that many units, as
+    always), one :class:`GapLength` for every marker (``(lo, hi)``, ``"lo-hi"``, ``"word"``), or a
+    list with one per marker. Raises :class:`InputError` naming the limits."""
+    if isinstance(gap, list):
+        if not gap:
+            raise InputError("a per-marker gap list needs one length per gap marker")
+        out = [_one(g) for g in gap]
+        return [g if isinstance(g, GapLength) else GapLength(*(model.check_gap(g),) * 2)
+                for g in out]
+    one = _one(gap)
+    if isinstance(one, GapLength):
+        model.check_gap(one.hi)
+        return one
+    return model.check_gap(one)
+
+
+def word_piece_masks(model) -> tuple[torch.Tensor, torch.Tensor]:
+    """([V] first pieces, [V] continuation pieces) of a WordPiece model: a word starts with a
+    piece holding a letter or digit that is not a ``##`` continuation; ``##`` pieces continue
+    it. ConfigError for a model without WordPiece continuations."""
+    tokens = [model.id_to_token(i) for i in range(model.vocab_size)]
+    cont = torch.tensor([t.startswith("##") and len(t) > 2 for t in tokens])
+    if not cont.any():
+        raise ConfigError(f"a whole-word gap needs a WordPiece model (continuation pieces marked "
+                          f"'##'); {getattr(model, 'name', 'this model')!r} has none")
+    first = torch.tensor([not t.startswith("##") and any(c.isalnum() for c in t) for t in tokens])
+    return first, cont
+
+
+def shorten(enc, keep: dict[int, int]):
+    """``enc`` with gap k cut to its first ``keep[k]`` positions (the rest removed from the
+    input, later positions shifted). Gaps are runs of mask ids, so this is the encoding of the
+    same text with shorter gaps."""
+    drop = {p for k, n in keep.items() for p in enc.gaps[k][n:]}
+    new_at, ids = {}, []
+    for p, t in enumerate(enc.input_ids):
+        if p not in drop:
+            new_at[p] = len(ids)
+            ids.append(t)
+    gaps = [[new_at[p] for p in g if p not in drop] for g in enc.gaps]
+    return type(enc)(ids, gaps, list(enc.segments), list(enc.notes))
+
+
+def variants(model, text: str, lengths, marker: str = "___") -> list[Variant]:
+    """Every combination of gap lengths of ``text`` (``lengths`` from :func:`gap_lengths`), one
+    :class:`Variant` each, in order of the lengths. Only the gaps made by ``marker`` take these
+    lengths; ``?`` runs and mask tokens keep their own."""
+    specs = lengths if isinstance(lengths, list) else None
+    top = max(s.hi for s in lengths) if specs else lengths.hi
+    enc = model.encode(text, top, marker)
+    probe = model.encode(text, top - 1 if top > 1 else 2, marker)   # marker gaps change length
+    marked = [k for k, g in enumerate(enc.gaps) if len(probe.gaps[k]) != len(g)]
+    if specs is None:
+        specs = [lengths] * len(marked)
+    elif len(specs) != len(marked):
+        raise InputError(f"{len(specs)} gap lengths for {len(marked)} gap markers {marker!r}")
+    n = 1
+    for s in specs:
+        n *= s.hi - s.lo + 1
+    if n > MAX_VARIANTS:
+        raise InputError(f"the gap lengths give {n} combinations, more than the limit of "
+                         f"{MAX_VARIANTS}; narrow the ranges")
+    masks = word_piece_masks(model) if any(s.word for s in specs) else None
+    out = []
+    for combo in itertools.product(*(range(s.lo, s.hi + 1) for s in specs)):
+        var = shorten(enc, dict(zip(marked, combo)))
+        allowed = {}
+        for k, s in zip(marked, specs):
+            if s.word:
+                g = var.gaps[k]
+                allowed[g[0]] = masks[0]
+                allowed.update({p: masks[1] for p in g[1:]})
+        out.append(Variant(tuple(combo), var, allowed))
+    return out
+
+
+def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
+                  gaps: Sequence[Sequence[int]], scores: Sequence[float],
+                  chars: Sequence[int], max_rows: int = 256) -> list[float]:
+    """The score each completion is ranked by across lengths (higher is better).
+
+    filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
+    scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
+    if kind not in LENGTH_SCORES:
+        raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
+    if kind == "per-char":
+        return [float(s) / max(1, c) for s, c in zip(scores, chars)]
+    from infill.mcmc.energy import energy_terms, scored_positions
+    from infill.models.base import pad_batch
+    ids, attn = pad_batch([list(map(int, f)) for f in filled], model.pad_id)
+    scored = torch.zeros(ids.shape, dtype=torch.bool)
+    for r, (f, g) in enumerate(zip(filled, gaps)):
+        scored[r, scored_positions(model, f) if kind == "pll" else list(g)] = True
+    terms = energy_terms(model, ids, attn, scored, "local", max_rows)
+    return (-terms.sum(-1)).tolist()

@@ -1,0 +1,123 @@
+"""Gaps of uncertain length and whole-word gaps: the ranking across lengths against scores
+recomputed independently (one forward pass per masked position, written here)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import infill
+from infill.decoding.lengths import MAX_LENGTHS, MAX_VARIANTS, gap_lengths, shorten
+from infill.errors import ConfigError, InputError
+
+TEXT = "the ___ sat on the mat"
+
+
+def pll(model, ids, positions=None) -> float:
+    """Σ_t log q_t(x_t | x with t masked), t over ``positions`` (default: every non-special)."""
+    if positions is None:
+        positions = [t for t, i in enumerate(ids) if i < model.vocab_size and i not in model.special_ids]
+    total = 0.0
+    for t in positions:
+        x = torch.tensor([ids])
+        x[0, t] = model.mask_id
+        lq = model.log_probs(x, torch.ones_like(x, dtype=torch.bool), torch.tensor([[t]]))[0, 0]
+        total += float(lq[ids[t]])
+    return total
+
+
+def filled_ids(model, text, gap, tokens):
+    enc = model.encode(text, gap)
+    ids = list(enc.input_ids)
+    for p, t in zip(enc.positions, tokens):
+        ids[p] = t
+    return ids, enc.positions
+
+
+@pytest.mark.parametrize("kind", ["pll", "pll-gap", "per-char"])
+def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
+    k, beam = 6, 8
+    got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind)[0]
+    # the reference: each length decoded on its own (the fixed-length path), rescored here
+    pool = []
+    for n in (1, 2, 3):
+        for c in infill.fill(bert, TEXT, gap=n, top_k=k, beam_size=beam)[0]:
+            ids, gap_pos = filled_ids(bert, TEXT, n, c.tokens)
+            value = {"pll": lambda: pll(bert, ids),
+                     "pll-gap": lambda: pll(bert, ids, gap_pos),
+                     "per-char": lambda: c.score / len(c.fills[0])}[kind]()
+            pool.append((value, c.tokens, c.text))
+    pool.sort(key=lambda v: -v[0])
+    assert [c.tokens for c in got] == [t for _, t, _ in pool[:k]]
+    assert [c.text for c in got] == [x for _, _, x in pool[:k]]
+    assert [c.rank_score for c in got] == pytest.approx([v for v, _, _ in pool[:k]], abs=1e-4)
+    assert len({len(c.tokens) for c in got}) > 1          # lengths really compete
+    assert all(c.to_json()["rank_score"] == c.rank_score for c in got)
+
+
+def test_whole_word_gap_is_exactly_the_words_of_one_to_three_pieces(bert):
+    """The tiny vocabulary has 6 words and one continuation piece (##s): a whole word is w,
+    w ##s or w ##s ##s (18 in all), never a piece glued to 'the'; ranked by the PLL."""
+    words = [bert.token_to_id(w) for w in ["the", "cat", "sat", "on", "mat", "dog"]]
+    s = bert.token_to_id("##s")
+    want = {(w,) for w in words} | {(w, s) for w in words} | {(w, s, s) for w in words}
+    got = infill.fill(bert, TEXT, gap="word", top_k=50, beam_size=50)[0]
+    assert {c.tokens for c in got} == want and len(got) == len(want)
+    ref = sorted(((pll(bert, filled_ids(bert, TEXT, len(c.tokens), c.tokens)[0]), c.tokens)
+                  for c in got), key=lambda v: -v[0])
+    assert [c.tokens for c in got] == [t for _, t in ref]
+    assert [c.rank_score for c in got] == pytest.approx([v for v, _ in ref], abs=1e-4)
+    assert all(" " + c.fills[0] + " " in c.text for c in got)   # a word of its own
+
+
+def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):
+    m = infill.load_model(greek_char_dir, device="cpu")
+    got = infill.fill(m, "αβ??γδε ___ ζηθ", gap=(1, 3), top_k=9, beam_size=9)[0]
+    assert all(len(c.fills[0]) == 2 for c in got)           # the '??' run is not a marker
+    assert {len(c.fills[1]) for c in got} <= {1, 2, 3}
+    text = "αβ ___ γδε ___ ζη"
+    got = infill.fill(m, text, gap=[2, (1, 2)], top_k=10, beam_size=10)[0]
+    pool = []
+    for second in (1, 2):                       # one variant each: decoded, not ranked
+        for c in infill.fill(m, text, gap=[2, second], top_k=10, beam_size=10)[0]:
+            assert c.rank_score is None
+            enc = m.encode(text.replace("___", "?" * 2, 1).replace("___", "?" * second), 1)
+            ids = list(enc.input_ids)
+            for p, t in zip(enc.positions, c.tokens):
+                ids[p] = t
+            pool.append((pll(m, ids), c.text))
+    pool.sort(key=lambda v: -v[0])
+    assert [c.text for c in got] == [t for _, t in pool[:10]]
+    assert [c.rank_score for c in got] == pytest.approx([v for v, _ in pool[:10]], abs=1e-4)
+    assert all(len(c.fills[0]) == 2 and len(c.fills[1]) in (1, 2) for c in got)
+
+
+def test_shorten_is_the_encoding_with_shorter_gaps(bert):
+    long, short = bert.encode("the ___ sat ___", 3), bert.encode("the ___ sat ___", 1)
+    cut = shorten(long, {0: 1, 1: 1})
+    assert (cut.input_ids, cut.gaps) == (short.input_ids, short.gaps)
+
+
+@pytest.mark.parametrize("gap, error, message", [
+    ((1, MAX_LENGTHS + 1), InputError, f"at most {MAX_LENGTHS} lengths"),
+    ((3, 2), InputError, "1 <= lo <= hi"),
+    ("4-x", InputError, "a gap length is"),
+    ((1, 2.5), InputError, "two whole numbers"),
+    ([1], InputError, "1 gap lengths for 2 gap markers"),
+    ([(1, 5), (1, 5), (1, 5)], InputError, f"limit of {MAX_VARIANTS}"),
+])
+def test_bad_ranges_are_one_line_errors(bert, gap, error, message):
+    text = "the ___ sat ___ on" if isinstance(gap, list) and len(gap) < 3 else \
+        "the ___ sat ___ on ___" if isinstance(gap, list) else TEXT
+    with pytest.raises(error, match=message):
+        infill.fill(bert, text, gap=gap)
+
+
+def test_word_gap_needs_word_pieces_and_scores_are_named(greek_char_dir, bert):
+    m = infill.load_model(greek_char_dir, device="cpu")
+    with pytest.raises(ConfigError, match="WordPiece"):
+        infill.fill(m, "αβ ___ γδ", gap="word")
+    with pytest.raises(ConfigError, match="length score"):
+        infill.fill(bert, TEXT, gap=(1, 2), length_score="bleu")
+    with pytest.raises(ConfigError, match="cannot restrict"):
+        infill.fill(bert, "the ___ on", gap="word", decoder="ag")
+    assert gap_lengths(bert, "2-4").lo == 2 and gap_lengths(bert, 3) == 3
