@@ -162,8 +162,11 @@ class WordLookup(nn.Module):
 
     def __init__(self, words: list[str]):
         super().__init__()
-        table = [(i, w) for i, w in enumerate(words)
-                 if w and all(c in WORD_CHARS for c in w)]
+        first: dict[str, int] = {}          # a word listed twice keeps its first id
+        for i, w in enumerate(words):
+            if w and all(c in WORD_CHARS for c in w):
+                first.setdefault(w, i)
+        table = [(i, w) for w, i in first.items()]
         longest = max((len(w) for _, w in table), default=1)
         chars = torch.zeros(len(table), longest, dtype=torch.long)
         for r, (_, w) in enumerate(table):

@@ -226,6 +226,9 @@ def test_vectorized_word_lookup_equals_a_regex_over_the_text():
             if m.group() in words[3:]:
                 want[m.start():m.end()] = [words.index(m.group())] * len(m.group())
         assert got[r].tolist() == want, text
+    twice = ithaca.WordLookup(["#", "<", "^", "και", "ο", "και"])     # the first id counts
+    assert twice(torch.tensor([[ithaca.SOS] + [ithaca.INDEX[c] for c in "και"]]))[0].tolist() == \
+        [2, 3, 3, 3]
 
 
 # ---- text preparation and encoding ---------------------------------------------------------------
