@@ -21,21 +21,6 @@ def _temperature():
     return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
 
 
-def _row(s) -> dict:
-    return {"text": s.text, "fills": list(s.fills), "tokens": list(s.tokens),
-            "energy": s.energy, "count": s.count}
-
-
-def _sample_json(rec, model, res, top) -> dict:
-    return {"id": rec.id, "input": rec.text, "model": model, **res.settings,
-            "acceptance_rate": res.acceptance_rate, "novel_rate": res.novel_rate,
-            "proposals": res.proposals, "steps": res.steps, "distinct": len(res.samples),
-            "temperatures": res.temperatures, "block_sizes": res.block_sizes,
-            "energy_trace": res.energy_trace.tolist(), "best": _row(res.best),
-            "samples": [dict(rank=r, **_row(s)) for r, s in enumerate(res.samples[:top], 1)],
-            "windows": res.windows, "error": None}
-
-
 def _styled(s, color: bool) -> str:
     if not color or not s.spans:
         return s.text
@@ -97,7 +82,6 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     infill sample --gap 2 "To be, or not to ___, that is the question."
     infill sample --anneal 0.02 --epochs 50 --chains 8 --json "The ___ sat on the mat."
     """
-    import infill
     from infill.errors import InfillError
     from infill.mcmc import sample as mh_sample
 
@@ -109,11 +93,11 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     energy, chains, epochs, gibbs, anneal = (opts.energy, opts.chains, opts.epochs, opts.gibbs,
                                              opts.anneal)
     from infill.parallel import current
+    from infill.runner import load, over_inputs
 
     shard = current()
     records = read_records(texts, input_file)
-    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
-                           compile=compile_model)
+    lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     color = use_color()
     long_inputs = LongInputs(lm, no_window, "sampled in the longest context window centred on "
                                             "the gaps")
@@ -131,16 +115,14 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
     from infill.progress import progress as progress_bar
     shown = progress if shard.main and len(records) > 1 else False
-    mine = [(i, one(rec)) for i, rec in progress_bar(enumerate(records), total=len(records),
-                                                     desc="sample", unit="input", enabled=shown)
-            if shard.owns(i)]
-    parts = shard.gather(mine)
+    with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
+                      enabled=shown) as bar:
+        results = over_inputs(records, one, shard, progress=bar)
     if not shard.main:
         raise SystemExit(2 if shard.broadcast(None) else 0)
-    results = dict(x for part in parts for x in part)
-    failed = sum(isinstance(r, str) for r in results.values())
+    failed = sum(isinstance(r, str) for r in results)
     shard.broadcast(failed)
-    long_inputs.note(any(not isinstance(r, str) and r.windows for r in results.values()))
+    long_inputs.note(any(not isinstance(r, str) and r.windows for r in results))
     for n, rec in enumerate(records, 1):
         res = results[n - 1]
         for note in lm.input_notes(rec.text or ""):
@@ -152,7 +134,8 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
                            "notes": lm.input_notes(rec.text or ""), "error": res})
             continue
         if as_json:
-            json_line({**_sample_json(rec, model, res, top), "notes": lm.input_notes(rec.text)})
+            json_line({"id": rec.id, "input": rec.text, "model": model, **res.to_json(top),
+                       "error": None, "notes": lm.input_notes(rec.text)})
             continue
         kind = "Gibbs (always accept)" if gibbs else "MH"
         click.echo(f"[{n}] {rec.header or rec.text}")
@@ -197,31 +180,29 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     infill rescore "the cat sat on the mat." "the dog sat on the mat."
     infill run --json -k 5 "the ___ sat" | jq -r '.completions[].text' | infill rescore
     """
-    import infill
     from infill.mcmc import rescore_each
 
     from infill.parallel import current
+    from infill.runner import load, over_batches
 
     shard = current()
     records = read_records(tuple(texts), input_file, "text")
-    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
-                           compile=compile_model)
+    lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
                                             "centred on it")
+
+    def score(mine):
+        with LongInputs.quiet():
+            out = rescore_each(lm, [rec.text or "" for rec in mine], energy=energy,
+                               window=long_inputs.window)
+        for rec, res in zip(mine, out):
+            if rec.error is not None:      # e.g. a FASTA record without sequence
+                res.error = rec.error
+        return out
+
     # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all
-    mine = [i for i in range(len(records)) if shard.owns(i)]
-    with LongInputs.quiet():
-        scored_mine = rescore_each(lm, [records[i].text or "" for i in mine], energy=energy,
-                                   window=long_inputs.window) if mine else []
-    for i, res in zip(mine, scored_mine):
-        if records[i].error is not None:      # e.g. a FASTA record without sequence
-            res.error = records[i].error
-    parts = shard.gather(list(zip(mine, scored_mine)))
-    failed_any = None
-    if shard.main:
-        by_index = dict(x for part in parts for x in part)
-        results = [by_index[i] for i in range(len(records))]
-        failed_any = any(r.error is not None for r in results)
+    results = over_batches(records, score, shard)
+    failed_any = None if results is None else any(r.error is not None for r in results)
     if shard.broadcast(failed_any) and not shard.main:
         raise SystemExit(2)
     if not shard.main:

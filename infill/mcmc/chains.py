@@ -53,6 +53,10 @@ class Visit:
     fills: list[str] | None = None
     spans: list[tuple[int, int]] | None = None
 
+    def to_json(self) -> dict:
+        return {"text": self.text, "fills": None if self.fills is None else list(self.fills),
+                "tokens": list(self.tokens), "energy": self.energy, "count": self.count}
+
 
 @dataclass
 class ChainResult:
@@ -106,6 +110,19 @@ class SampleResult(ChainResult):
     text: str = ""
     settings: dict = field(default_factory=dict)
     windows: list[dict] = field(default_factory=list)
+
+    def to_json(self, top_k: int | None = None) -> dict:
+        """What ``infill sample --json`` writes for the input (after its id, text and model): the
+        settings (the request's fields and ``gap``), the chains' statistics, the lowest-energy
+        state, the ``top_k`` most visited samples (all: None) and the context ``windows``."""
+        return {**self.settings, "acceptance_rate": self.acceptance_rate,
+                "novel_rate": self.novel_rate, "proposals": self.proposals, "steps": self.steps,
+                "distinct": len(self.samples), "temperatures": self.temperatures,
+                "block_sizes": self.block_sizes, "energy_trace": self.energy_trace.tolist(),
+                "best": self.best.to_json(),
+                "samples": [{"rank": r, **s.to_json()}
+                            for r, s in enumerate(self.samples[:top_k], 1)],
+                "windows": self.windows}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+"""How every job runs over its inputs: the model loaded on this process's device, the inputs cut
+round robin over the torchrun ranks (:meth:`~infill.parallel.Shard.mine`), and the results
+merged back in input order on rank 0 (:func:`~infill.parallel.merge_in_order`) -- so that
+``sample``, ``rescore`` and any new job shard the same way, and a single-process run is the
+same code with one rank.
+
+    lm = load("builtin:english", device="cpu")
+    results = over_inputs(texts, lambda text: sample(lm, text))   # None on ranks > 0
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from infill.parallel import Shard, current, merge_in_order
+
+__all__ = ["load", "over_inputs", "over_batches"]
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def load(name_or_path: str, device: str | None = None, shard: Shard | None = None, **options):
+    """:func:`infill.load_model` on this rank's device (``cuda`` -> ``cuda:LOCAL_RANK`` under
+    torchrun); ``options`` as there (dtype, quantize, compile, family options)."""
+    from infill.api import load_model
+    shard = shard if shard is not None else current()
+    return load_model(name_or_path, device=shard.device(device), **options)
+
+
+def over_inputs(items: Sequence[Item], fn: Callable[[Item], Result], shard: Shard | None = None,
+                progress=None) -> list[Result] | None:
+    """``fn`` on every item, each rank taking its own items; every result on rank 0 in input
+    order, None on the other ranks. ``progress``: a bar advanced once per item done here."""
+    shard = shard if shard is not None else current()
+    mine = []
+    for i in shard.mine(len(items)):
+        mine.append((i, fn(items[i])))
+        if progress is not None:
+            progress.update(1)
+    parts = shard.gather(mine)
+    return merge_in_order(parts) if shard.main else None
+
+
+def over_batches(items: Sequence[Item], fn: Callable[[list[Item]], list[Result]],
+                 shard: Shard | None = None) -> list[Result] | None:
+    """``fn`` once on this rank's items together (one batched call, e.g. one scoring pass),
+    returning one result per item; every result on rank 0 in input order, None elsewhere."""
+    shard = shard if shard is not None else current()
+    mine = shard.mine(len(items))
+    results = fn([items[i] for i in mine]) if mine else []
+    parts = shard.gather(list(zip(mine, results)))
+    return merge_in_order(parts) if shard.main else None

@@ -1,0 +1,59 @@
+"""infill.runner: inputs cut round robin over ranks, results back in input order on rank 0.
+
+Two ranks are simulated in one process: a shard whose ``gather`` hands rank 0 what every rank
+computed (the real gather is torch.distributed's; 2-process runs are in
+tests/bench/test_sharded_runs.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from infill.parallel import Shard
+from infill.runner import over_batches, over_inputs
+
+
+@dataclass(frozen=True)
+class Simulated(Shard):
+    board: dict = field(default_factory=dict, compare=False)
+
+    def gather(self, obj):
+        self.board[self.rank] = obj
+        return [self.board[r] for r in range(self.world)] if self.main else None
+
+
+class Bar:
+    def __init__(self):
+        self.n = 0
+
+    def update(self, k):
+        self.n += k
+
+
+def test_over_inputs_splits_round_robin_and_merges_in_order():
+    items = list("abcdefg")
+    board, seen = {}, []
+
+    def fn(x):
+        seen.append(x)
+        return x.upper()
+
+    bar = Bar()
+    assert over_inputs(items, fn, Simulated(1, 3, board=board), progress=bar) is None
+    assert over_inputs(items, fn, Simulated(2, 3, board=board)) is None
+    assert seen == ["b", "e", "c", "f"] and bar.n == 2
+    assert over_inputs(items, fn, Simulated(0, 3, board=board)) == list("ABCDEFG")
+    assert over_inputs(items, fn, Shard()) == list("ABCDEFG")          # one process
+
+
+def test_over_batches_calls_once_per_rank_with_its_items():
+    items = [3, 1, 4, 1, 5]
+    board, calls = {}, []
+
+    def fn(batch):
+        calls.append(list(batch))
+        return [10 * x for x in batch]
+
+    assert over_batches(items, fn, Simulated(1, 2, board=board)) is None
+    assert over_batches(items, fn, Simulated(0, 2, board=board)) == [30, 10, 40, 10, 50]
+    assert calls == [[1, 1], [3, 4, 5]]
+    assert over_batches(items[:1], fn, Simulated(1, 2, board={})) is None   # no item: no call
+    assert calls[-1] == [3, 4, 5]
