@@ -168,9 +168,10 @@ class WordLookup(nn.Module):
                 first.setdefault(w, i)
         table = [(i, w) for w, i in first.items()]
         longest = max((len(w) for _, w in table), default=1)
-        chars = torch.zeros(len(table), longest, dtype=torch.long)
+        cpu = torch.device("cpu")          # also when the network is built on the meta device
+        chars = torch.zeros(len(table), longest, dtype=torch.long, device=cpu)
         for r, (_, w) in enumerate(table):
-            chars[r, :len(w)] = torch.tensor([INDEX[c] for c in w])
+            chars[r, :len(w)] = torch.tensor([INDEX[c] for c in w], device=cpu)
         self.longest = longest
         for base in (37, 41, 43, 47, 53, 59, 61, 67):
             hashes = self._hash_rows(chars, base)
@@ -182,13 +183,14 @@ class WordLookup(nn.Module):
         order = torch.argsort(hashes)
         self.register_buffer("hashes", hashes[order], persistent=False)
         self.register_buffer("chars", chars[order], persistent=False)
-        self.register_buffer("ids", torch.tensor([i for i, _ in table], dtype=torch.long)[order],
+        self.register_buffer("ids", torch.tensor([i for i, _ in table], dtype=torch.long,
+                                                 device=cpu)[order],
                              persistent=False)
-        is_word = torch.zeros(len(ALPHABET), dtype=torch.bool)
+        is_word = torch.zeros(len(ALPHABET), dtype=torch.bool, device=cpu)
         is_word[[INDEX[c] for c in WORD_CHARS]] = True
         self.register_buffer("is_word", is_word, persistent=False)
 
-    def _powers(self, n: int, base: int, device=None) -> torch.Tensor:
+    def _powers(self, n: int, base: int, device="cpu") -> torch.Tensor:
         p = [1]
         for _ in range(n - 1):
             p.append(p[-1] * base % self.PRIME)
@@ -498,6 +500,20 @@ def save_ithaca(net: IthacaNet, path: str | Path, dtype: torch.dtype = torch.flo
     return path
 
 
+def _check_shapes(weights: Path, config: IthacaConfig) -> None:
+    """The tensors in ``weights`` (read from its header) are exactly those ``config`` implies."""
+    from safetensors import safe_open
+
+    with torch.device("meta"):
+        want = {k: tuple(v.shape) for k, v in IthacaNet(config, []).state_dict().items()}
+    with safe_open(str(weights), "pt") as f:
+        found = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+    for key in sorted(set(want) | set(found)):
+        if want.get(key) != found.get(key):
+            raise ModelLoadError(f"weight {key}: {found.get(key) or 'missing'} in the file, "
+                                 f"{want.get(key) or 'none'} in the config")
+
+
 def load_ithaca(path: str | Path, device=None, dtype=None, **options) -> "IthacaMaskedLM":
     """Load a directory written by :func:`save_ithaca` (what :func:`infill.load_model` calls)."""
     from safetensors.torch import load_file
@@ -518,7 +534,9 @@ def load_ithaca(path: str | Path, device=None, dtype=None, **options) -> "Ithaca
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise ModelLoadError(f"{path / META}: 'words' must be a list of strings")
     try:
-        net = IthacaNet(IthacaConfig.from_dict(meta.get("config")), words)
+        config = IthacaConfig.from_dict(meta.get("config"))
+        _check_shapes(path / WEIGHTS, config)      # before allocating what the config asks
+        net = IthacaNet(config, words)
         state = load_file(str(path / WEIGHTS))
         net.load_state_dict({k: v.float() for k, v in state.items()})
     except Exception as e:  # noqa: BLE001 - bad config, wrong shapes, truncated weights

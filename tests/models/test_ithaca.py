@@ -361,7 +361,10 @@ def test_files_that_are_not_checkpoints(tmp_path, content):
     (lambda d: (d / "model.safetensors").unlink(), "no model.safetensors"),
     (lambda d: (d / "model.safetensors").write_bytes(b"\x00" * 10), "cannot load"),
     (lambda d: _edit_meta(d, words=[1, 2]), "list of strings"),
-    (lambda d: _edit_meta(d, config={**_meta(d)["config"], "num_layers": 3}), "cannot load"),
+    (lambda d: _edit_meta(d, config={**_meta(d)["config"], "num_layers": 3}),
+     r"weight blocks\.2\.fc1\.bias: missing in the file, \(48,\) in the config"),
+    (lambda d: _edit_meta(d, config={**_meta(d)["config"], "vocab_word_size": 10 ** 12}),
+     r"weight word_embeddings\.weight: \(17, 16\) in the file, \(1000000000000, 16\)"),
 ])
 def test_damaged_model_directories(tmp_path, damage, message):
     lm = load_ithaca_checkpoint(FIX / PICKLES[0], device="cpu")
