@@ -123,7 +123,8 @@ class IthacaConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "IthacaConfig":
-        """Known keys only (Ithaca's region/date settings are ignored); ConfigError on bad values."""
+        """Known keys only (Ithaca's region/date settings are ignored); ConfigError on bad
+        values."""
         if not isinstance(d, dict):
             raise ConfigError("an Ithaca model_config must be a dict")
         known = {f.name for f in fields(cls)}
@@ -132,12 +133,14 @@ class IthacaConfig:
             v = getattr(config, f.name)
             if f.type == "int" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
                                     or v < 1):
-                raise ConfigError(f"model_config {f.name} must be a positive whole number, got {v!r}")
+                raise ConfigError(f"model_config {f.name} must be a positive whole number, "
+                                  f"got {v!r}")
         if config.vocab_char_size != len(ALPHABET):
             raise ConfigError(f"model_config vocab_char_size is {config.vocab_char_size}; Ithaca's "
                               f"alphabet has {len(ALPHABET)} symbols")
         if config.qkv_dim % config.num_heads:
-            raise ConfigError(f"qkv_dim {config.qkv_dim} is not divisible by {config.num_heads} heads")
+            raise ConfigError(f"qkv_dim {config.qkv_dim} is not divisible by {config.num_heads} "
+                              "heads")
         for f in fields(cls):
             if f.type == "float":
                 v = getattr(config, f.name)
@@ -306,7 +309,8 @@ class IthacaNet(nn.Module):
             raise ConfigError(f"{len(words)} words for vocab_word_size {c.vocab_word_size}")
         pattern = block_pattern(c.num_layers, c.num_heads)
         if c.max_len > (pattern.shape[-1] - 1) * BLOCK:   # the last block is always padding
-            raise ConfigError(f"max_len {c.max_len} exceeds Ithaca's {(pattern.shape[-1] - 1) * BLOCK}")
+            raise ConfigError(f"max_len {c.max_len} exceeds Ithaca's "
+                              f"{(pattern.shape[-1] - 1) * BLOCK}")
         self.words = list(words)
         d = c.word_char_emb_dim
         self.char_embeddings = nn.Embedding(c.vocab_char_size, d)
@@ -380,16 +384,20 @@ def _state_from_flax(flat: dict[str, np.ndarray], c: IthacaConfig) -> dict[str, 
     state = {"char_embeddings.weight": t["char_embeddings/embedding"],
              "word_embeddings.weight": t["word_embeddings/embedding"],
              "pos_embedding": t["posembed_input/pos_embedding"][0],
-             "encoder_norm.scale": t["encoder_norm/scale"], "encoder_norm.bias": t["encoder_norm/bias"],
-             "head1.weight": t["MlpBlock_0/Dense_0/kernel"].T, "head1.bias": t["MlpBlock_0/Dense_0/bias"],
-             "head2.weight": t["MlpBlock_0/Dense_1/kernel"].T, "head2.bias": t["MlpBlock_0/Dense_1/bias"]}
+             "encoder_norm.scale": t["encoder_norm/scale"],
+             "encoder_norm.bias": t["encoder_norm/bias"],
+             "head1.weight": t["MlpBlock_0/Dense_0/kernel"].T,
+             "head1.bias": t["MlpBlock_0/Dense_0/bias"],
+             "head2.weight": t["MlpBlock_0/Dense_1/kernel"].T,
+             "head2.bias": t["MlpBlock_0/Dense_1/bias"]}
     for i in range(c.num_layers):
         b, s = f"encoderblock_{i}/", f"blocks.{i}."
         for ln, name in (("LayerNorm_0", "ln0"), ("LayerNorm_1", "ln1")):
             state[s + name + ".scale"] = t[b + ln + "/scale"]
             state[s + name + ".bias"] = t[b + ln + "/bias"]
         for m in ("query", "key", "value"):
-            state[f"{s}{m}.weight"] = t[f"{b}BigBirdSelfAttention_0/{m}/kernel"].reshape(c.width, -1).T
+            kernel = t[f"{b}BigBirdSelfAttention_0/{m}/kernel"]       # [width, heads, head dim]
+            state[f"{s}{m}.weight"] = kernel.reshape(c.width, -1).T
         state[s + "out.weight"] = t[b + "BigBirdSelfAttention_0/out/kernel"].reshape(-1, c.width).T
         state[s + "fc1.weight"] = t[b + "MlpBlock_0/Dense_0/kernel"].T
         state[s + "fc1.bias"] = t[b + "MlpBlock_0/Dense_0/bias"]
@@ -457,8 +465,9 @@ def _read_checkpoint(path: str | Path) -> tuple[IthacaConfig, dict, list[str]]:
     return config, flat, words
 
 
-def load_ithaca_checkpoint(path: str | Path, device=None, dtype=None, **options) -> "IthacaMaskedLM":
-    """Load Ithaca's published pickle (``checkpoint_v1.pkl``) safely (what ``--model X.pkl`` does)."""
+def load_ithaca_checkpoint(path: str | Path, device=None, dtype=None,
+                           **options) -> "IthacaMaskedLM":
+    """Load Ithaca's published pickle (``checkpoint_v1.pkl``) safely (``--model X.pkl``)."""
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to the Ithaca "
                           f"checkpoint {str(path)!r}")
@@ -477,10 +486,12 @@ def describe_checkpoint(path: str | Path) -> dict:
     used = _flax_shapes(config)
     return {"name": str(path), "family": "ithaca",
             "architecture": f"{config.num_layers} layers, {config.num_heads} heads, width "
-                            f"{config.width} (3 x {config.word_char_emb_dim}), MLP {config.mlp_dim}",
+                            f"{config.width} (3 x {config.word_char_emb_dim}), "
+                            f"MLP {config.mlp_dim}",
             "max_length": config.max_len, "alphabet": ALPHABET, "words": len(words),
             "parameters": int(sum(int(np.prod(flat[k].shape)) for k in used)),
-            "parameters_in_file": int(sum(int(np.prod(getattr(v, "shape", ()))) for v in flat.values())),
+            "parameters_in_file": int(sum(int(np.prod(getattr(v, "shape", ())))
+                                          for v in flat.values())),
             "config": asdict(config)}
 
 

@@ -45,7 +45,7 @@ def _all_logits(lm, ids: torch.Tensor) -> np.ndarray:
     return lm.logits(ids[None], keep, torch.arange(n)[None])[0].numpy()
 
 
-# ---- the restricted unpickler ------------------------------------------------------------------
+# ---- the restricted unpickler -------------------------------------------------------------------
 def test_malicious_checkpoint_is_refused_and_runs_nothing():
     MARKER.unlink(missing_ok=True)
     with pytest.raises(ModelLoadError, match=r"posix\.system") as err:
@@ -165,7 +165,7 @@ def test_candidates_are_ithacas():
     assert lm.max_length == 768 and lm.unit == "characters"
 
 
-# ---- BigBird block-sparse attention ----------------------------------------------------------------
+# ---- BigBird block-sparse attention -------------------------------------------------------------
 def _block_sparse_reference(block, x, pattern):
     """One encoder block, attention computed block by block: each 64-block of queries attends
     only to the key blocks its pattern row lists (gathered, not masked)."""
@@ -188,8 +188,9 @@ def _block_sparse_reference(block, x, pattern):
 
 def test_block_sparse_attention_on_long_inputs():
     torch.manual_seed(0)
-    net = IthacaNet(IthacaConfig(word_char_emb_dim=8, emb_dim=8, mlp_dim=16, num_layers=2,
-                                 num_heads=4, qkv_dim=32, vocab_word_size=4), ["#", "<", "^", "και"])
+    config = IthacaConfig(word_char_emb_dim=8, emb_dim=8, mlp_dim=16, num_layers=2, num_heads=4,
+                          qkv_dim=32, vocab_word_size=4)
+    net = IthacaNet(config, ["#", "<", "^", "και"])
     net.eval()
     pattern = np.load(Path(ithaca.__file__).with_name(ithaca.BLOCKS_FILE), allow_pickle=False)
     for layer, block in enumerate(net.blocks):
@@ -209,7 +210,7 @@ def test_block_pattern_ships_with_the_package():
     assert (shipped.sum(-1)[:, :, 2:11] == 3 + 2 + 3).all()   # window, first/last, 3 random
 
 
-# ---- the word stream ------------------------------------------------------------------------------
+# ---- the word stream ----------------------------------------------------------------------------
 def test_vectorized_word_lookup_equals_a_regex_over_the_text():
     words = ["#", "<", "^", "και", "τηι", "δημωι", "ο", "0", "ϙοππα"]
     lookup = ithaca.WordLookup(words)
@@ -231,7 +232,7 @@ def test_vectorized_word_lookup_equals_a_regex_over_the_text():
         [2, 3, 3, 3]
 
 
-# ---- text preparation and encoding ---------------------------------------------------------------
+# ---- text preparation and encoding --------------------------------------------------------------
 def test_prepare_strips_accents_lowercases_and_keeps_ithacas_letters():
     # the iota subscript is a combining mark: dropped, as every accent (τῇ -> τη, not τηι)
     assert prepare("  Ἔδοξεν   τῇ\tΒΟΥΛῌ  ") == "εδοξεν τη βουλη"
@@ -249,7 +250,7 @@ def test_encode_and_render_keep_the_users_text():
     assert lm.encode("abc ?").notes and "a" in lm.encode("abc ?").notes[0]
 
 
-# ---- infill's directory format --------------------------------------------------------------------
+# ---- infill's directory format ------------------------------------------------------------------
 def test_checkpoint_saved_as_safetensors_round_trips(tmp_path, lm):
     save_ithaca(lm.model, tmp_path / "m")
     assert (tmp_path / "m" / "ithaca.json").exists()
@@ -280,7 +281,7 @@ def test_from_config_builds_trains_and_reloads(tmp_path):
     assert torch.allclose(got, want, atol=1e-6)
 
 
-# ---- hostile checkpoints --------------------------------------------------------------------------
+# ---- hostile checkpoints ------------------------------------------------------------------------
 def _checkpoint() -> dict:
     return read_pickle_file(FIX / PICKLES[0], "x")
 
@@ -329,7 +330,8 @@ def _int_params(ck):
     (lambda ck: ck.update(params=[1]), "params"),
     (lambda ck: ck["alphabet"]["word2idx"].update({"λογος": 17}), "vocab_word_size 17"),
     (lambda ck: ck["alphabet"].pop("word2idx"), "word2idx"),
-    (lambda ck: ck["model_config"].update(vocab_word_size=18), r"word_embeddings/embedding has shape \(17, 16\)"),
+    (lambda ck: ck["model_config"].update(vocab_word_size=18),
+     r"word_embeddings/embedding has shape \(17, 16\)"),
 ])
 def test_damaged_checkpoints_are_one_line_load_errors(tmp_path, damage, message):
     ck = _checkpoint()

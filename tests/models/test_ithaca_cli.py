@@ -118,7 +118,8 @@ def test_bench_fills_only_the_chosen_span(tmp_path):
     invoke("bench", "-m", CKPT, str(data), "--format", "lines", "--gaps", "3", "--beams", "4",
            "--methods", "hcb-l2r,standard-b2w", "-k", "1,4", "-n", "0", "-o", str(tmp_path / "out"),
            "--no-progress")
-    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    results = (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in results.splitlines()]
     assert len(rows) == 2 * 4 and sum("-" in r["gold_text"] for r in rows) == 2 * 2
     for r in rows:
         assert all(len(h) == r["n"] for h in r["hyps"])
@@ -151,7 +152,8 @@ def test_sample_energies_are_pseudo_log_likelihoods(lm):
 
 def test_rescore_ranks_by_pseudo_log_likelihood(lm):
     texts = ["ειπε- επειδη ανηρ", "εδοξεν τηι βουληι", "ειπε- επειδη ανηρ αγαθος"]
-    rows = [json.loads(line) for line in invoke("rescore", "-m", CKPT, "--json", *texts).splitlines()]
+    out = invoke("rescore", "-m", CKPT, "--json", *texts)
+    rows = [json.loads(line) for line in out.splitlines()]
     by_text = {r["text"]: r["energy"] for r in rows}
     assert set(by_text) == set(texts)
     for t in texts:
