@@ -41,3 +41,7 @@ class ConfigError(InfillError, ValueError):
 
 class LongInputWarning(UserWarning):
     """Some input exceeded the model's maximum length and was decoded in context windows."""
+
+
+class MetricUnavailable(UserWarning):
+    """A benchmark metric was left out (its scorer could not be loaded); the rest is computed."""

@@ -5,6 +5,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from infill.errors import MetricUnavailable
+
 DEFAULT_KS = (1, 5, 10, 20)
 
 
@@ -95,7 +97,7 @@ class BertScore:
         except Exception as e:  # any failure: say so, leave the column out
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             warnings.warn(f"BERTScore left out: cannot load scorer model {model!r} "
-                          f"({reason[:160]})", stacklevel=2)
+                          f"({reason[:160]})", MetricUnavailable, stacklevel=2)
             return None
         return cls(scorer, model)
 
