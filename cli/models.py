@@ -5,6 +5,7 @@ import click
 
 from .errors import InfillGroup, clean_errors
 from .options import json_option
+from .status import progress_option
 
 
 @click.group(cls=InfillGroup, invoke_without_command=True)
@@ -52,11 +53,17 @@ def _size(row: dict) -> str:
 
 @models.command("download")
 @click.argument("names", nargs=-1, required=True)
+@progress_option
 @clean_errors
-def download(names):
+def download(names, progress):
     """Fetch and convert downloadable models (e.g. sapiens-vh) into infill's cache."""
     from infill.models.registry import prepare
+    from infill.progress import progress as progress_bar
 
-    for name in names:
-        path = prepare(name)
-        click.echo(f"{name}: ready in {path}")
+    with progress_bar(total=len(names), desc="download", unit="model", enabled=progress) as bar:
+        for name in names:
+            bar.set_postfix_str(name)
+            path = prepare(name)
+            bar.clear()
+            click.echo(f"{name}: ready in {path}")
+            bar.update(1)

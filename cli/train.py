@@ -5,6 +5,7 @@ import click
 
 from .errors import InfillCommand, clean_errors
 from .options import SafePath, FiniteFloat, data_option, device_options, json_option
+from .status import progress_option
 from infill.config import MAX_SEED
 from infill.errors import InputError
 
@@ -46,7 +47,7 @@ from infill.errors import InputError
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out.")
 @click.option("--stop-after", type=click.IntRange(min=0), default=None,
               help="End this run after this step (the schedule still plans --steps).")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@progress_option
 @click.option("--layers", type=click.IntRange(1, 256), default=None, help="Transformer layers.")
 @click.option("--hidden", type=click.IntRange(1, 16384), default=None, help="Hidden size.")
 @click.option("--heads", type=click.IntRange(1, 1024), default=None, help="Attention heads.")
@@ -61,7 +62,7 @@ from infill.errors import InputError
 @clean_errors
 def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, damage_rate, steps, epochs, time_budget,
           budget_clock, batch_size, lr, warmup, seed, split_seed, eval_every, checkpoint_every, snapshot_every, resume,
-          stop_after, no_progress, layers, hidden, heads, ff, max_length, vocab_size, conv_kernel,
+          stop_after, progress, layers, hidden, heads, ff, max_length, vocab_size, conv_kernel,
           device, dtype, data_root, as_json):
     """Train a FAMILY (english, greek, protein) masked LM on CORPUS.
 
@@ -88,7 +89,7 @@ def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, damage_
                       split_seed=split_seed, eval_every=eval_every,
                       checkpoint_every=checkpoint_every, snapshot_every=snapshot_every,
                       resume=resume, stop_after=stop_after,
-                      progress=not no_progress, device=device, dtype=dtype)
+                      progress=progress, device=device, dtype=dtype)
     result = run_training(family, str(corpus), cfg, layers=layers, hidden=hidden, heads=heads,
                           ff=ff, max_length=max_length, vocab_size=vocab_size,
                           conv_kernel=conv_kernel)

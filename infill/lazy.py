@@ -39,7 +39,10 @@ def lazy_exports(package: str, exports: dict[str, str]):
     """A package's ``__getattr__`` and ``__dir__`` that import each public name from its module
     (``exports``: name -> module) on first use::
 
-        __getattr__, __dir__ = lazy_exports(__name__, {"mh": "infill.mcmc.chains", ...})
+        __getattr__, __dir__ = lazy_exports(__name__, {"ag": "infill.joint.constructions", ...})
+
+    No exported name may also be a submodule's name (importing the submodule would bind the
+    package attribute to the module first); such a package imports eagerly (``infill.mcmc``).
     """
     import sys
 

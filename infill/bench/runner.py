@@ -35,6 +35,7 @@ from infill.data.files import ensure_dir, parse_json, read_json
 from infill.data.splits import PARTS, heldout
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import MaskedLM
+from infill.progress import progress as progress_bar
 
 METHOD_SEED_MASK = 0x7FFFFFFF
 """Per-(method, gap length) decode seeds are cut to 31 bits (as the first recorded runs were:
@@ -457,7 +458,7 @@ def collect_rows(shard, local: list[dict]) -> list[dict] | None:
 
 
 def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = None,
-              overwrite: bool = False, progress: bool = True) -> dict:
+              overwrite: bool = False, progress: bool | None = None) -> dict:
     """Run (or continue) a benchmark into ``out``; returns the summary (also written there).
 
     Under ``torchrun`` the work units are shared out over the ranks (each writes its own rows
@@ -489,12 +490,8 @@ def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = Non
     work = [u for k, u in enumerate(units(plan, config.batch_size)) if shard.owns(k)]
     total = sum(len(b) for _, _, b in work)
     todo = sum(1 for m, _, b in work for e in b if example_key(m, e) not in done)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=total, initial=total - todo, unit="row",
-                   desc="bench" if not shard.active else f"bench rank {shard.rank}",
-                   dynamic_ncols=True, position=shard.rank)
+    bar = progress_bar(total=total, initial=total - todo, unit="row", enabled=progress,
+                       desc="bench" if not shard.active else f"bench rank {shard.rank}")
     writer = RowWriter(out / RESULTS if not shard.active else rank_file(out, shard.rank))
     counter = CallCounter(model)
     new: list[dict] = []

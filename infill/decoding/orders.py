@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-import torch
+from infill.lazy import torch
 
 NEG_INF = float("-inf")
 

@@ -59,6 +59,7 @@ from infill.data.files import read_torch_file
 from infill.data.splits import split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.device import cpu_supports_bf16, resolve_device
+from infill.progress import progress as progress_bar
 
 __all__ = ["TrainConfig", "Family", "TrainResult", "Trainer", "train", "draw_corruption",
            "collate", "validation_metrics", "CHECKPOINT", "LOG"]
@@ -101,7 +102,7 @@ class TrainConfig:
     snapshot_every: int = 0           # >0: also save the loadable model to snapshots/step<N>/
     resume: bool = False
     stop_after: int | None = None     # end this run after this step (schedule still plans `steps`)
-    progress: bool = True
+    progress: bool | None = None      # progress bar: None = when stderr is a terminal
     device: str | None = None         # None: CUDA when available, else CPU
     dtype: str | None = None          # None / "float32"; "bf16": bf16 autocast (weights stay fp32)
 
@@ -695,8 +696,8 @@ class Trainer:
             self.restore()
         if self.step == 0:          # the untrained model's validation numbers, for reference
             self.evaluate(None)
-        bar = tqdm(total=self.total, initial=self.step, disable=not self.cfg.progress,
-                   desc=f"train {self.family.name}", dynamic_ncols=True)
+        bar = progress_bar(total=self.total, initial=self.step, enabled=self.cfg.progress,
+                           desc=f"train {self.family.name}", unit="step")
         previous = {}
         if threading.current_thread() is threading.main_thread():
             previous = {sig: signal.signal(sig, self._request_stop)
