@@ -29,6 +29,7 @@ from infill.decoding.windows import Window, windows_for
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
+from infill.requests import Spec
 from infill.models.defaults import Defaults, resolve_defaults
 
 
@@ -187,6 +188,10 @@ class FillResult:
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
 
 
+TOP_K = Spec(int, "Completions returned per input.", low=1, what="top-k")
+WINDOW = Spec(bool, "Decode an input longer than the model in context windows (False: an error).")
+
+
 def fill(model: MaskedLM, text: "str | Sequence[str]", gap: "int | str | tuple | list" = 1,
          top_k: int = 5, marker: str = "___", config: DecodeConfig | None = None,
          window: bool = True, length_score: str = "pll", **options) -> list[list[Completion]]:
@@ -229,11 +234,9 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
     chosen = set(options) | ({"order"} if config is not None else set())
     config = DecodeConfig.from_options(config, **options)
     config, defaults = resolve_defaults(model, config, chosen)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ConfigError(f"top-k must be an integer >= 1, got {top_k!r}")
+    TOP_K.check(top_k, "top_k")
     config = effective_config(config, top_k)
-    if not isinstance(window, bool):
-        raise ConfigError(f"window must be True or False, got {window!r}")
+    WINDOW.check(window, "window")
     texts = _text_list(texts)
     if not texts:
         raise InputError("empty input: nothing to fill")
