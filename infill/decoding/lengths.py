@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import torch
+from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-import torch
+from infill.lazy import torch
 
 from infill.decoding.proposals import KeyedRNG, Proposal
 
