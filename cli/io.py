@@ -187,13 +187,16 @@ def write_table(n: int, rec: Record, comps, color: bool) -> None:
     click.echo(f"[{n}] {rec.header}" if rec.header else f"[{n}] {rec.text}")
     if rec.header:
         click.echo(f"    {rec.text}")
-    click.echo(f"  {'rank':>4}  {'score':>10}  " + ("completion" if color else
-                                                    f"{'conf':<8}  completion"))
+    # gaps of several lengths are ranked by the length score (rank_score), not the beam score
+    by_length = bool(comps) and comps[0].rank_score is not None
+    click.echo(f"  {'rank':>4}  {'rank score' if by_length else 'score':>10}  " +
+               ("completion" if color else f"{'conf':<8}  completion"))
     for r, c in enumerate(comps, 1):
+        value = c.rank_score if by_length else c.score
         if color:
-            click.echo(f"  {r:>4}  {c.score:>10.4f}  {styled_text(c, color)}", color=color)
+            click.echo(f"  {r:>4}  {value:>10.4f}  {styled_text(c, color)}", color=color)
         else:
-            click.echo(f"  {r:>4}  {c.score:>10.4f}  {fill_digits(c):<8}  {c.text}")
+            click.echo(f"  {r:>4}  {value:>10.4f}  {fill_digits(c):<8}  {c.text}")
     click.echo()
 
 

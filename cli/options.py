@@ -15,6 +15,7 @@ from .status import progress_option  # --progress/--no-progress, one name everyw
 from infill.config import MAX_SEED, SAMPLERS, DecodeConfig
 from infill.data.files import check_text
 from infill.data.splits import PARTS
+from infill.decoding.lengths import LENGTH_SCORES
 from infill.decoding.proposals import MAX_TEMPERATURE
 from infill.models.device import DTYPES
 from infill.requests import spec_of
@@ -134,6 +135,35 @@ gap_options = _stack(
     click.option("--gap", "-g", default=1, show_default=True, type=click.IntRange(min=1),
                  help="Tokens (characters, residues) to fill at each gap marker."),
     click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT."))
+
+
+
+class GapLengthType(click.ParamType):
+    """``--gap`` of ``run``: a number, a range ``lo-hi`` (a lacuna of uncertain length) or
+    ``word`` (one whole word of word pieces); read by :func:`infill.decoding.lengths.gap_lengths`."""
+
+    name = "N|LO-HI|word"
+
+    def convert(self, value, param, ctx):
+        from infill.decoding.lengths import parse_length
+        from infill.errors import InfillError
+        try:
+            return parse_length(value)
+        except InfillError as e:
+            self.fail(str(e), param, ctx)
+
+
+fill_gap_options = _stack(
+    click.option("--gap", "-g", default="1", show_default=True, type=GapLengthType(),
+                 help="Tokens (characters, residues) to fill at each gap marker: N, a range LO-HI "
+                      "(every length is decoded and all ranked by --length-score), or 'word' "
+                      "(one whole word of 1-3 word pieces)."),
+    click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT."),
+    click.option("--length-score", default="pll", show_default=True,
+                 type=click.Choice(LENGTH_SCORES),
+                 help="How completions of different gap lengths are ranked together: pll "
+                      "(pseudo-log-likelihood of the filled text), pll-gap (of the gap only), "
+                      "per-char (the decoder's score per character)."))
 
 seed_option = click.option("--seed", default=0, show_default=True,
                            type=click.IntRange(0, MAX_SEED),

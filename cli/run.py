@@ -9,7 +9,7 @@ from .errors import CLIError, InfillCommand, clean_errors
 from .status import chosen_options, progress_option, say
 from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
                  write_table)
-from .options import (SafePath, decode_config, decode_options, device_options, gap_options,
+from .options import (SafePath, decode_config, decode_options, device_options, fill_gap_options,
                       input_option, json_option, model_option, no_window_option, seed_option,
                       speed_options, top_k_option)
 from infill.data.regions import REGIONS
@@ -19,7 +19,7 @@ from infill.data.regions import REGIONS
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option()
-@gap_options
+@fill_gap_options
 @decode_options
 @top_k_option(5, "Completions shown per input (raises --beam if larger).")
 @seed_option
@@ -75,6 +75,7 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
 
     shard = current()
     fmt = "json" if as_json else fmt
+    length_score = decode.pop("length_score")
     cfg = decode_config(seed=seed, **decode)
     from infill.epigraphy import epidoc_paths
     epidoc = epidoc_paths(texts, input_file)
@@ -105,7 +106,8 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
     # under torchrun, rank r decodes chunks r, r + N, ...; rank 0 prints them in input order
     for first in range(0, len(chunks), shard.world):
         k = first + shard.rank
-        mine = _decode_chunk(lm, chunks[k], gap, top_k, marker, cfg, long_inputs.window) \
+        mine = _decode_chunk(lm, chunks[k], gap, top_k, marker, cfg, long_inputs.window,
+                             length_score) \
             if k < len(chunks) else None
         parts = shard.gather(mine)
         if not shard.main:
@@ -145,14 +147,15 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
         raise CLIError(f"{failed} of {len(records)} input(s) could not be filled (see above)")
 
 
-def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window):
+def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window, length_score="pll"):
     """One batch of records -> a FillResult (its ``windows`` when windowed) or None per record."""
     import infill
 
     ok = [r for r in chunk if r.text is not None]
     with LongInputs.quiet():
         results = infill.fill_each(lm, [r.text for r in ok], gap=gap, top_k=top_k, marker=marker,
-                                   config=cfg, window=window) if ok else []
+                                   config=cfg, window=window, length_score=length_score) \
+            if ok else []
     by_id = {id(r): res for r, res in zip(ok, results)}
     return [by_id.get(id(r)) for r in chunk]
 

@@ -30,7 +30,8 @@ from infill.lazy import torch
 from infill.errors import ConfigError, InputError
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
-           "gap_lengths", "length_scores", "shorten", "variants", "word_piece_masks"]
+           "gap_lengths", "length_scores", "parse_length", "shorten", "variants",
+           "word_piece_masks"]
 
 LENGTH_SCORES = ("pll", "pll-gap", "per-char")
 """How completions of different lengths are ranked together (``length_score``)."""
@@ -64,6 +65,12 @@ class Variant:
     lengths: tuple[int, ...]
     encoding: object
     allowed: dict[int, torch.Tensor] = field(default_factory=dict)
+
+
+def parse_length(text: str) -> int | str:
+    """A gap length as typed (``5``, ``4-6``, ``word``): the int, or the checked string."""
+    one = _one(str(text))
+    return one if isinstance(one, int) else str(text).strip().lower()
 
 
 def _one(gap) -> GapLength | int:

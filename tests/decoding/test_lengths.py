@@ -121,3 +121,28 @@ def test_word_gap_needs_word_pieces_and_scores_are_named(greek_char_dir, bert):
     with pytest.raises(ConfigError, match="cannot restrict"):
         infill.fill(bert, "the ___ on", gap="word", decoder="ag")
     assert gap_lengths(bert, "2-4").lo == 2 and gap_lengths(bert, 3) == 3
+
+
+def test_cli_gap_range_word_and_length_score(bert_dir):
+    import json
+
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+    runner = CliRunner()
+    r = runner.invoke(main, ["run", "--model", bert_dir, "--gap", "1-3", "--length-score",
+                             "pll-gap", "-k", "4", "--json", TEXT])
+    assert r.exit_code == 0, r.output
+    line = json.loads(r.output.strip().splitlines()[-1])
+    import infill
+    m = infill.load_model(bert_dir, device="cpu")
+    want = infill.fill(m, TEXT, gap=(1, 3), top_k=4, length_score="pll-gap")[0]
+    assert [c["tokens"] for c in line["completions"]] == [list(c.tokens) for c in want]
+    assert [c["rank_score"] for c in line["completions"]] == \
+        pytest.approx([c.rank_score for c in want], abs=1e-6)
+    r = runner.invoke(main, ["run", "--model", bert_dir, "--gap", "word", TEXT])
+    assert r.exit_code == 0, r.output
+    assert "rank score" in r.output
+    for bad, msg in (("1-40", f"at most {MAX_LENGTHS} lengths"), ("x", "a gap length is")):
+        r = runner.invoke(main, ["run", "--model", bert_dir, "--gap", bad, TEXT])
+        assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output
