@@ -204,4 +204,16 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
         out["notes"] = notes + out["notes"]
         return json_response(out)
 
+    @app.post("/api/epidoc")
+    async def epidoc(request: Request) -> Response:
+        from infill.serve.epidoc import epidoc_answer, epidoc_job, parse_epidoc
+        req = parse_epidoc(await read_body(request, limits.max_body))
+        job, res = epidoc_job(req, catalog, limits, default_model)
+        result = None if job is None else \
+            await await_result(request, worker.submit(job), limits.max_wait_s)
+        if result is not None and result.error is not None:
+            return error(result.error)
+        return json_response(epidoc_answer(res, result, job, job.model if job else
+                                           catalog.check(req.model or default_model)))
+
     return app

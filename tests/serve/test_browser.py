@@ -134,3 +134,24 @@ def test_page_shows_errors(cli_server, browser):
     status = browser.find_element(By.ID, "status")
     assert "error" in status.get_attribute("class")
     assert status.text.startswith("malformed Leiden sigla at column 11: '[' (lacuna) is never closed")
+
+
+def test_page_uploads_an_epidoc_file(cli_server, browser):
+    """The workbench's EpiDoc upload: readings per lacuna, the Leiden text, the download."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "epidoc" / "handmade.xml"
+    browser.get(cli_server + "/")
+    WebDriverWait(browser, WAIT).until(
+        lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    browser.find_element(By.ID, "epidoc-file").send_keys(str(fixture))
+    WebDriverWait(browser, WAIT).until(
+        lambda d: "restored" in d.find_element(By.ID, "epidoc-status").text
+        or "Error" in d.find_element(By.ID, "epidoc-status").text)
+    assert browser.find_element(By.ID, "epidoc-status").text == "handmade.xml: 3 lacunae restored"
+    items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#epidoc-lacunae li")
+             if "note" not in li.get_attribute("class")]
+    assert [i.split(":")[0] for i in items] == ["line 2, 3 characters", "line 5, 4 characters",
+                                                "line 7, 3 characters"]
+    assert browser.find_element(By.ID, "epidoc-leiden").text.splitlines()[0] == "ὁ δῆμος ἐτίμησεν"
+    assert browser.find_element(By.ID, "epidoc-download").is_displayed()
