@@ -18,7 +18,7 @@ from infill.decoding.proposals import SAMPLERS, Proposal
 from infill.decoding.scorers import SCORERS, Scorer, make_scorer
 from infill.decoding.selectors import KEEPS, GumbelSample, Selector, TopB
 from infill.errors import ConfigError
-from infill.requests import MAX_SEED, Request, check_seed, option, seed_option
+from infill.requests import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
 
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
@@ -98,7 +98,8 @@ class DecodeConfig(Request):
     seed: int = seed_option()
     joint_size: int = option(50, int, "AG: candidate tokens per position (K).", low=1,
                              what="joint size")
-    ag_iterations: int = option(50, int, "AG: iterations.", low=1, what="AG iterations")
+    ag_iterations: int = option(50, int, "AG: iterations.", low=1, high=AG_MAX_ITERATIONS,
+                                what="AG iterations")
 
     def normalize(self) -> None:
         if self.scorer == "ag":

@@ -26,7 +26,7 @@ from infill.errors import ConfigError
 
 __all__ = ["Spec", "option", "Request", "SampleRequest", "RescoreRequest", "ServeLimits",
            "ENERGIES", "SWEEP_ORDERS", "BLOCK_SCHEDULES", "INITS", "MAX_SEED", "MAX_TEMPERATURE",
-           "check_seed", "seed_option"]
+           "AG_MAX_ITERATIONS", "check_seed", "seed_option"]
 
 ENERGIES = ("local", "raw")
 """E_local (-pseudo-log-likelihood) and E_raw (-sum of unnormalized logits), SPEC §3."""
@@ -39,6 +39,9 @@ INITS = ("greedy", "random")
 MAX_SEED = 2 ** 63 - 1
 MAX_TEMPERATURE = 1e6
 """The largest temperature accepted (a tempered distribution is uniform long before)."""
+AG_MAX_ITERATIONS = 20_000
+"""Cap on the iterations of AG (Arnold-Gokhale) run "to convergence" (AG*), and the bound of
+``ag_iterations``."""
 
 
 # ---- the one validation mechanism ---------------------------------------------------------------

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING
 from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
+from infill.requests import AG_MAX_ITERATIONS
 
 if TYPE_CHECKING:
     from infill.joint.tables import PairTables
 
 JOINT_NAMES = ("MLM", "MRF-L", "MRF", "HCB", "AG")
 
-AG_MAX_ITERATIONS = 20_000
-"""Cap on the iterations of AG run "to convergence" (AG*)."""
+# AG_MAX_ITERATIONS (imported above): the cap on the iterations of AG run "to convergence" (AG*)
 
 __all__ = ["JOINT_NAMES", "AG_MAX_ITERATIONS", "AGInfo", "mlm", "mrf", "mrf_logits", "hcb", "ag",
            "ag_objective", "conditionals", "build_joints"]
