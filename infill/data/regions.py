@@ -115,13 +115,23 @@ def _region_name(name: str) -> str:
     return key
 
 
+RESTORE = "?"
+"""A residue to restore: numbered as an unknown residue (``X``), so a sequence with gaps in it
+keeps its IMGT positions and ``--region`` works on it."""
+
+
 def _letters(sequence: str, label: str) -> tuple[str, list[int]]:
-    """(the sequence without whitespace, the input index of each of its characters)."""
+    """(the sequence without whitespace, ``?`` read as the unknown residue ``X``; the input index
+    of each of its characters)."""
     if not isinstance(sequence, str):
         raise InputError(f"{label}: expected a residue string, got {type(sequence).__name__}")
     kept, index = [], []
     for i, ch in enumerate(sequence):
         if ch.isspace():
+            continue
+        if ch == RESTORE:
+            kept.append("X")
+            index.append(i)
             continue
         if not (ch.isascii() and "A" <= ch.upper() <= "Z"):     # never 'ı' -> I, 'ß' -> SS
             raise InputError(f"invalid residue {ch!r} at position {i + 1} of {label}: an antibody "
@@ -197,8 +207,9 @@ def number(sequence: str, chains: str | Iterable[str] | None = None, domain: int
 
     ``chains`` limits the chain types searched (default H, K, L; ``"heavy"`` / ``"light"`` work);
     ``domain`` picks another domain of a multi-domain input (an scFv has two). Whitespace in the
-    input is skipped (spans still index the input string). Raises :class:`InputError` for a
-    non-letter character or a sequence with no such domain.
+    input is skipped (spans still index the input string); ``?`` (a residue to restore) is
+    numbered as an unknown residue. Raises :class:`InputError` for another non-letter character
+    or a sequence with no such domain.
     """
     return number_many([sequence], chains=chains, domain=domain, labels=[label])[0]
 
