@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -76,9 +77,10 @@ def decode_bytes(data: bytes, name: str) -> str:
 
 
 def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of a file, at most ``limit`` of them: read in chunks, never trusting the size
-    the file system reports (0 for /dev/zero, pipes and other devices). InputError if it is
-    missing, a directory, unreadable or longer than ``limit`` (the limit is named)."""
+    """The bytes of a file, at most ``limit`` of them (and at most :func:`input_limit` from a
+    device or pipe, which may never end): read in chunks, never trusting the size the file
+    system reports (0 for /dev/zero and pipes). InputError if it is missing, a directory,
+    unreadable or longer than its limit (the limit is named)."""
     p = Path(path)
     chunks, total = [], 0
     try:
@@ -89,8 +91,11 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES
         raise InputError(f"{what} {str(p)!r} is a directory")
     try:
         with open(p, "rb") as f:
-            if os.fstat(f.fileno()).st_size > limit:    # a regular file says so at once
-                total = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):    # a device or pipe may never end
+                limit = min(limit, input_limit())
+            elif st.st_size > limit:            # a regular file says so at once
+                total = st.st_size
             while total <= limit:
                 chunk = f.read(min(_CHUNK, limit + 1 - total))
                 if not chunk:
@@ -365,13 +370,9 @@ def read_pickle_file(path: str | Path, what: str) -> object:
 
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ModelLoadError(f"{what} {str(p)!r} is {size / 2 ** 30:.1f} GiB, over the "
-                                 f"{MAX_FILE_BYTES // 2 ** 30} GiB limit")
-        data = p.read_bytes()
-    except OSError as e:
-        raise ModelLoadError(f"cannot read {what} {str(p)!r}: {e.strerror or e}") from None
+        data = read_bytes(p, what)          # bounded: a device or pipe cannot feed it forever
+    except InputError as e:
+        raise ModelLoadError(str(e)) from None
     unpickler = _RestrictedUnpickler(io.BytesIO(data))
     unpickler.allowed = _pickle_globals()
     try:

@@ -401,3 +401,11 @@ def test_long_inputs_are_restored_in_768_character_windows():
     assert alone.windows == []
     assert [c.fills for c in got.completions] == [c.fills for c in alone.completions]
     assert [c.score for c in got.completions] == pytest.approx([c.score for c in alone.completions])
+
+
+def test_a_device_posing_as_a_checkpoint_is_read_within_a_bound(tmp_path, monkeypatch):
+    monkeypatch.setenv("INFILL_MAX_INPUT_BYTES", "4096")
+    (tmp_path / "zero.pkl").symlink_to("/dev/zero")
+    with pytest.raises(ModelLoadError, match="zero.pkl") as err:
+        read_pickle_file(tmp_path / "zero.pkl", "Ithaca checkpoint")
+    assert "\n" not in str(err.value)
