@@ -176,6 +176,8 @@ class FillResult:
     notes: list[str] = field(default_factory=list)
     defaults: Defaults | None = None
     """The model's recommended options this decode used (:mod:`infill.models.defaults`)."""
+    length_score: str | None = None
+    """How completions of several gap lengths were ranked together (None: one length)."""
 
     def to_json(self, model: str, config: DecodeConfig, gap: int, id: str | None = None) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
@@ -183,6 +185,8 @@ class FillResult:
         config = config.to_json()
         if self.defaults is not None and self.defaults.values:
             config["defaults"] = self.defaults.to_json()
+        if self.length_score is not None:
+            config["length_score"] = self.length_score
         return {"id": id, "input": self.input, "model": model, "config": config,
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
@@ -304,6 +308,8 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
         ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:top_k])
     for i, items in ranked.items():
         results[i].completions = _completions(model, items, length_score, top_k)
+        if results[i].completions and results[i].completions[0].rank_score is not None:
+            results[i].length_score = length_score
     return results
 
 

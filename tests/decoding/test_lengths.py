@@ -140,6 +140,7 @@ def test_cli_gap_range_word_and_length_score(bert_dir):
     assert [c["tokens"] for c in line["completions"]] == [list(c.tokens) for c in want]
     assert [c["rank_score"] for c in line["completions"]] == \
         pytest.approx([c.rank_score for c in want], abs=1e-6)
+    assert line["config"]["length_score"] == "pll-gap" and line["gap"] == "1-3"
     r = runner.invoke(main, ["run", "--model", bert_dir, "--gap", "word", TEXT])
     assert r.exit_code == 0, r.output
     assert "rank score" in r.output
