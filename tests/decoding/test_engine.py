@@ -231,9 +231,9 @@ def test_api_boundary_validates_with_infill_errors(bert, bad, error):
 
 
 def test_api_rejects_ids_outside_the_vocabulary_and_odd_gaps(bert):
-    with pytest.raises(InputError, match="outside the model's input vocabulary"):
+    with pytest.raises(InputError, match="outside the model's"):
         infill.decode(bert, [2, 99999, bert.mask_id, 3])
-    with pytest.raises(InputError, match="outside the model's input vocabulary"):
+    with pytest.raises(InputError, match="outside the model's"):
         infill.decode(bert, [2, -1, bert.mask_id, 3])
     with pytest.raises(InputError, match="whole number"):
         infill.fill(bert, "the ___ sat", gap=1.5)
@@ -246,9 +246,9 @@ def test_api_rejects_ids_outside_the_vocabulary_and_odd_gaps(bert):
 @pytest.mark.parametrize("call, error, message", [
     (lambda m: infill.decode(m, None), InputError, "decode takes token ids"),
     (lambda m: infill.decode(m, "the [MASK]"), InputError, "use fill for text"),
-    (lambda m: infill.decode(m, [2, 1.5, m.mask_id, 3]), InputError, "integers"),
-    (lambda m: infill.decode(m, torch.tensor([2.0, float(m.mask_id), 3.0])), InputError, "integers"),
-    (lambda m: infill.decode(m, [2, True, m.mask_id, 3]), InputError, "integers"),
+    (lambda m: infill.decode(m, [2, 1.5, m.mask_id, 3]), InputError, "not an int"),
+    (lambda m: infill.decode(m, torch.tensor([2.0, float(m.mask_id), 3.0])), InputError, "not an int"),
+    (lambda m: infill.decode(m, [2, True, m.mask_id, 3]), InputError, "not an int"),
     (lambda m: infill.fill(m, None), InputError, "string or a list of strings"),
     (lambda m: infill.fill(m, 5), InputError, "string or a list of strings"),
     (lambda m: infill.fill(m, "the ___", config=5), ConfigError, "must be a DecodeConfig"),
