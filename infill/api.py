@@ -140,11 +140,16 @@ def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] 
     return _run_decoder(model, inputs, gaps, config)
 
 
-def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, **options):
+def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, gaps=None,
+           **options):
     """Token-level decoding. ``input_ids``: a 1-D sequence (or a list of them) holding
     ``model.mask_id`` at every gap position. Returns ranked :class:`Hypothesis` objects (a list per
     input when given a list): ``.tokens`` at the gap positions in position order, ``.score`` the
     summed update of the scorer, ``.logq`` each token's log q when placed.
+
+    ``gaps``: the positions to fill (a list of ints, or one such list per input); default: every
+    position holding ``model.mask_id``. Needed when the mask is also a text symbol the input holds
+    as context (``model.mask_in_text``: Ithaca's missing character ``-``).
 
     ``config`` and/or keyword ``options`` (fields of :class:`DecodeConfig`: ``scorer``,
     ``order``, ``beam_size``, ``pivot``, ``sampling``, ``seed``, ...).
@@ -158,7 +163,14 @@ def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, **opt
     batch = [input_ids] if single else list(input_ids)
     if not batch:
         raise InputError("no input to decode")
-    out = run_decoder(model, _id_rows(model, batch), None, config)
+    if gaps is not None:
+        gaps = [gaps] if single else list(gaps)
+        if not all(isinstance(g, (Sequence, np.ndarray, torch.Tensor)) and
+                   all(not isinstance(p, (bool, np.bool_)) and isinstance(p, (int, np.integer))
+                       for p in (g.tolist() if hasattr(g, "tolist") else g)) for g in gaps):
+            raise InputError("gaps must be a list of positions (ints), one per input when "
+                             "decoding several")
+    out = run_decoder(model, _id_rows(model, batch), gaps, config)
     return out[0] if single else out
 
 

@@ -409,3 +409,20 @@ def test_a_device_posing_as_a_checkpoint_is_read_within_a_bound(tmp_path, monkey
     with pytest.raises(ModelLoadError, match="zero.pkl") as err:
         read_pickle_file(tmp_path / "zero.pkl", "Ithaca checkpoint")
     assert "\n" not in str(err.value)
+
+
+def test_decode_takes_the_gaps_when_the_mask_is_also_a_text_symbol():
+    """'-' is Ithaca's mask and a missing character of the text: ``decode`` fills exactly the
+    positions given in ``gaps`` (as ``fill`` does), and without them every '-'."""
+    lm = load_ithaca_checkpoint(FIX / PICKLES[0], device="cpu")
+    case = EXPECTED["cases"][3]                         # '?σ?ιν': restore 20 and 22
+    enc = lm.encode("ειπε- " + case["input"])
+    assert lm.mask_in_text and len([t for t in enc.input_ids if t == lm.mask_id]) == 3
+    config = infill.DecodeConfig(scorer="standard", beam_size=5)
+    hyps = infill.decode(lm, enc.input_ids, config, gaps=enc.positions)
+    filled = infill.fill(lm, "ειπε- " + case["input"], top_k=5, config=config)[0]
+    assert [list(h.tokens) for h in hyps] == [list(c.tokens) for c in filled]
+    assert [h.score for h in hyps] == pytest.approx([c.score for c in filled])
+    assert len(infill.decode(lm, enc.input_ids, config)[0].tokens) == 3
+    with pytest.raises(infill.InputError, match="gaps must be"):
+        infill.decode(lm, enc.input_ids, config, gaps=[["x"]])
