@@ -277,3 +277,50 @@ def test_ag_iterations_have_one_bound_in_the_library(bert, bert_dir, iterations)
                                   str(iterations)])
     check(r)
     assert r.exit_code == 2 and "--iterations" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["bench", "train", "joint"])
+def test_data_files_that_never_end(runner, bert_dir, tmp_path, monkeypatch, command):
+    """A corpus or data file that is a device: read up to the input limit, not 2 GiB."""
+    monkeypatch.setenv("INFILL_MAX_INPUT_BYTES", str(2 ** 20))
+    args = {"bench": ["bench", "/dev/zero", "-m", bert_dir, "--out", str(tmp_path / "b"),
+                      "--no-progress", "--methods", "hcb-l2r", "--gaps", "1", "--json"],
+            "train": ["train", "greek", "/dev/zero", "--out", str(tmp_path / "t"),
+                      "--no-progress", "--steps", "1", "--json"],
+            "joint": ["joint", "--data", "/dev/zero", "-m", bert_dir, "--json"]}[command]
+    r = runner.invoke(main, args)
+    check(r, json_out=True)
+    assert r.exit_code == 2, r.output
+    # refused as no regular file, or read up to the limit; never 2 GiB of zeros
+    assert "longer than the 1 MiB limit" in r.stderr or "not found" in r.stderr, r.stderr
+
+
+def test_input_from_a_named_pipe(runner, bert_dir, tmp_path):
+    """A FIFO is read like a file once its writer comes (and up to the input limit)."""
+    import os
+    import threading
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "w") as f:
+            f.write("the ___ sat\nthe cat ___\n")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    r = runner.invoke(main, ["run", "-m", bert_dir, "--json", "--input", str(fifo)])
+    writer.join(30)
+    check(r, json_out=True)
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 2
+
+
+def test_train_json_prints_the_result_alone(runner, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος\n" * 30, encoding="utf-8")
+    r = runner.invoke(main, ["train", "greek", str(corpus), "--out", str(tmp_path / "t"),
+                             "--hidden", "16", "--layers", "1", "--heads", "2", "--max-length",
+                             "32", "--batch-size", "4", "--eval-every", "1", "--steps", "3",
+                             "--json"])
+    check(r, json_out=True)                 # every stdout line is JSON: no progress lines
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 1
+    assert json.loads(r.stdout)["step"] == 3 and "step 3/3" in r.stderr
