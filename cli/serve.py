@@ -60,6 +60,8 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     from infill.serve.catalog import ModelCatalog
     from infill.serve.limits import Limits
 
+    from infill.serve.listen import JsonErrorsH11Protocol, check_address
+    check_address(host, port)                 # before any model loads: a clean Error line
     limits = Limits(max_text=max_text, max_beam=max_beam, max_top_k=max_top_k, max_gap=max_gap,
                     max_positions=max_positions, max_pending=max_pending, max_batch=max_batch,
                     batch_wait_ms=batch_wait_ms, max_wait_s=max_wait_s)
@@ -71,4 +73,4 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"Warning: serving on {host}: anyone who can reach it can use this machine's "
                    "CPU/GPU (the workbench has no authentication)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, http=JsonErrorsH11Protocol)
