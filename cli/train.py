@@ -26,6 +26,10 @@ from infill.errors import InputError
               help="Longest masked span; >1 masks contiguous spans (lengths ~ Geometric(--span-p)).")
 @click.option("--span-p", default=0.2, show_default=True, type=FiniteFloat(0, 1, min_open=True),
               help="Parameter of the geometric span-length distribution (mean about 1/p).")
+@click.option("--whole-word", is_flag=True,
+              help="Mask whole words (all pieces of a word together; english).")
+@click.option("--bucket", is_flag=True,
+              help="Batch examples of similar length together (less padding, faster).")
 @click.option("--damage-rate", type=float, default=None,
               help="Ithaca-style '-' damage rate (greek only; default 0.05 for greek).")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Planned optimizer steps.")
@@ -56,14 +60,22 @@ from infill.errors import InputError
 @click.option("--vocab-size", type=click.IntRange(1, 1_000_000), default=None, help="WordPiece vocabulary (english).")
 @click.option("--conv-kernel", type=click.IntRange(0, 1023), default=None,
               help="Residual convolution over this many neighbouring characters (greek; 0 = none).")
+@click.option("--words", type=click.IntRange(0, 1_000_000), default=None,
+              help="Word stream over this many most frequent words (greek; Ithaca's; 0 = none).")
+@click.option("--inscriptions", type=SafePath(file_okay=False, exists=True), default=None,
+              help="EpiDoc folder (IOSPE) whose training split joins the corpus (greek).")
+@click.option("--inscription-copies", type=click.IntRange(1, 1000), default=None,
+              help="Differently packed copies of the inscriptions per epoch (greek) [default: 4].")
+@click.option("--init-from", type=str, default=None,
+              help="Start from this character model's weights where shapes agree (greek).")
 @device_options
 @data_option
 @json_option
 @clean_errors
-def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, damage_rate, steps, epochs, time_budget,
+def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, whole_word, bucket, damage_rate, steps, epochs, time_budget,
           budget_clock, batch_size, lr, warmup, seed, split_seed, eval_every, checkpoint_every, snapshot_every, resume,
           stop_after, progress, layers, hidden, heads, ff, max_length, vocab_size, conv_kernel,
-          device, dtype, data_root, as_json):
+          words, inscriptions, inscription_copies, init_from, device, dtype, data_root, as_json):
     """Train a FAMILY (english, greek, protein) masked LM on CORPUS.
 
     CORPUS defaults to the family's named corpus under --data-dir ($INFILL_DATA, else
@@ -81,6 +93,7 @@ def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, damage_
             raise InputError(f"no CORPUS given and the {family} corpus was not found: give the "
                              "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora")
     cfg = TrainConfig(out=out, masking=masking, scheme=scheme, mask_rate=mask_rate, span=span, span_p=span_p,
+                      whole_word=whole_word, bucket=bucket,
                       damage_rate=defaults.default_damage_rate if damage_rate is None
                       else damage_rate,
                       steps=steps, epochs=epochs, time_budget=time_budget, budget_clock=budget_clock,
@@ -92,7 +105,8 @@ def train(family, corpus, out, masking, scheme, mask_rate, span, span_p, damage_
                       progress=progress, device=device, dtype=dtype)
     result = run_training(family, str(corpus), cfg, layers=layers, hidden=hidden, heads=heads,
                           ff=ff, max_length=max_length, vocab_size=vocab_size,
-                          conv_kernel=conv_kernel)
+                          conv_kernel=conv_kernel, words=words, inscriptions=inscriptions,
+                          inscription_copies=inscription_copies, init_from=init_from)
     if as_json:
         import json
         from dataclasses import asdict

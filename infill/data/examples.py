@@ -5,9 +5,12 @@ same builders (with the trained model's recorded options) to rebuild held-out sp
 is always exactly what the model never saw.
 
 - **english**: non-empty lines, WordPiece-tokenized (a cased vocabulary trained on the corpus with
-  ``tokenizers`` and saved as ``tokenizer/vocab.txt``, or the one already there), packed greedily
-  into blocks of at most ``max_length - 2`` tokens (a line longer than a block is cut), each
-  ``[CLS] block [SEP]``.
+  ``tokenizers`` and saved as ``tokenizer/vocab.txt``, or the one already there). ``unit="lines"``
+  (the default of new runs): one example per distinct line (:func:`distinct_lines`: speaker
+  headings dropped, duplicates up to case and punctuation dropped, so a split by example is a
+  split by line with no line on both sides), cut to ``max_length - 2`` tokens; ``unit="blocks"``
+  (models trained before): lines packed greedily into blocks of at most ``max_length - 2``
+  tokens (a line longer than a block is cut). Each example is ``[CLS] ... [SEP]``.
 - **greek**: each line normalized (:func:`infill.data.greek.normalize` without the restoration
   symbols), lines joined with spaces, cut into consecutive windows of at most ``max_length - 1``
   characters at the last space that fits (:func:`windows`), each ``<`` + window.
@@ -17,6 +20,7 @@ is always exactly what the model never saw.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -24,7 +28,7 @@ from typing import Callable
 from infill.data.files import read_lines, read_text
 from infill.errors import ConfigError, InputError
 
-__all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "english_examples",
+__all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "distinct_lines", "english_examples",
            "greek_examples", "load_wordpiece", "protein_examples", "train_wordpiece", "windows"]
 
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -78,8 +82,10 @@ def train_wordpiece(lines: list[str], vocab_size: int, path: Path):
     wp.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2,
                            special_tokens=WORDPIECE_SPECIALS, show_progress=False)
     path.mkdir(parents=True, exist_ok=True)
-    vocab = wp.get_vocab()
-    ordered = sorted(vocab, key=vocab.get)
+    # the trainer numbers tokens of equal rank in hash order: specials first, then the rest
+    # sorted, so the same corpus always gives the same vocabulary file
+    vocab = set(wp.get_vocab()) - set(WORDPIECE_SPECIALS)
+    ordered = WORDPIECE_SPECIALS + sorted(vocab)
     (path / "vocab.txt").write_text("\n".join(ordered) + "\n", encoding="utf-8")
     return load_wordpiece(path)
 
@@ -91,16 +97,52 @@ def load_wordpiece(path: Path):
                              strip_accents=False, tokenize_chinese_chars=True)
 
 
+_SPEAKER = re.compile(r"^[A-Z][\w'-]*( [A-Z][\w'-]*){0,3}:$|^[A-Z][A-Z' -]+[.:]?$")
+
+
+def line_key(line: str) -> str:
+    """What two lines must share to count as the same line: their words, lower-cased."""
+    return " ".join(re.findall(r"[^\W\d_]+", line.lower()))
+
+
+def distinct_lines(lines: list[str]) -> list[str]:
+    """Stripped non-empty lines in corpus order, without speaker headings (``First Citizen:``,
+    ``RICHARD``: up to four capitalized words and a colon, or a line in capitals) and without
+    repeats: a line whose :func:`line_key` came before is dropped (the same verse in two
+    editions, or a corpus concatenated with a subset of itself, is one example)."""
+    out, seen = [], set()
+    for line in lines:
+        line = line.strip()
+        if not line or _SPEAKER.match(line):
+            continue
+        key = line_key(line)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(line)
+    return out
+
+
 def english_examples(corpus: str | Path, max_length: int, vocab_size: int,
-                     tokenizer_dir: Path) -> ExampleSet:
-    """``tokenizer_dir``/vocab.txt is reused when it exists, else trained and written there."""
+                     tokenizer_dir: Path, unit: str = "lines") -> ExampleSet:
+    """``tokenizer_dir``/vocab.txt is reused when it exists, else trained and written there;
+    ``unit``: ``lines`` (one example per distinct line) or ``blocks`` (lines packed)."""
+    if unit not in ("lines", "blocks"):
+        raise ConfigError(f"english examples are 'lines' or 'blocks', not {unit!r}")
     lines = [line.strip() for line in read_lines(corpus, "corpus") if line.strip()]
+    if unit == "lines":
+        lines = distinct_lines(lines)
     if not lines:
         raise InputError(f"corpus {corpus} has no text")
     tokenizer_dir = Path(tokenizer_dir)
     t = load_wordpiece(tokenizer_dir) if (tokenizer_dir / "vocab.txt").exists() else \
         train_wordpiece(lines, vocab_size, tokenizer_dir)
     block = max_length - 2
+    if unit == "lines":
+        examples = [ids[:block] for ids in t(lines, add_special_tokens=False)["input_ids"]]
+        return ExampleSet([[t.cls_token_id] + ids + [t.sep_token_id] for ids in examples],
+                          lambda ids: t.decode(ids, skip_special_tokens=True), tokenizer=t,
+                          stats={"lines": len(lines)})
     examples, current = [], []
     for ids in t(lines, add_special_tokens=False)["input_ids"]:
         while len(ids) > block:               # a line longer than a block is cut
@@ -154,10 +196,17 @@ def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path
     if not Path(corpus).is_file():
         raise InputError(f"corpus file not found: {corpus}")
     if family == "greek":
+        if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
+            from infill.training.inscriptions import mixed_examples
+            from infill.data.greek import GREEK
+            mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
+                                 int(options.get("inscription_copies", 4)))
+            return ExampleSet(mix.examples, GREEK.decode)
         return greek_examples(corpus, int(options.get("max_length", 128)))
     if family == "english":
         return english_examples(corpus, int(options.get("max_length", 128)),
-                                int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer")
+                                int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer",
+                                str(options.get("unit", "blocks")))  # recorded since "lines"
     if family == "protein":
         return protein_examples(corpus, int(options.get("max_length", 130)))
     raise ConfigError(f"unknown family {family!r}; choose english, greek or protein")

@@ -14,6 +14,7 @@ import torch
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
+from infill.models.wordpiece import join_wordpieces
 
 
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
@@ -61,6 +62,7 @@ class HFMaskedLM(MaskedLM):
         self.special_ids = frozenset(i for i in specials if i < self.vocab_size)
         self.max_length = self._max_length()
         self._parts = split_encoder_head(model)
+        self._wordpiece = _is_wordpiece(tokenizer)
         self._n_inputs = int(model.get_input_embeddings().weight.shape[0])
 
     @property
@@ -109,8 +111,14 @@ class HFMaskedLM(MaskedLM):
         return list(self.tokenizer(text)["input_ids"])
 
     def detokenize(self, ids) -> str:
+        if self._wordpiece:
+            return self._join([i for i in ids if int(i) not in self.special_ids])
         return self.tokenizer.decode(list(ids), skip_special_tokens=True,
                                      clean_up_tokenization_spaces=True).strip()
+
+    def _join(self, ids) -> str:
+        """WordPiece ids -> text with English spacing (:func:`join_wordpieces`)."""
+        return join_wordpieces(self.tokenizer.convert_ids_to_tokens([int(i) for i in ids]))
 
     def token_to_id(self, token: str) -> int:
         tid = self.tokenizer.convert_tokens_to_ids(token)
@@ -157,19 +165,36 @@ class HFMaskedLM(MaskedLM):
                     "(--gap = word pieces) or the model's mask token"]
         return []
 
-    def fill_string(self, tokens: list[int]) -> tuple[str, bool]:
-        """(text of a gap's tokens, whether it glues onto the preceding word)."""
+    def fill_string(self, tokens: list[int], before: int | None = None) -> tuple[str, bool]:
+        """(text of a gap's tokens, whether it glues onto the preceding word). For WordPiece
+        vocabularies ``before`` (the token id left of the gap) decides the gluing the way
+        :func:`join_wordpieces` spaces text: ``'ll`` after ``I`` or ``,`` after a word glue."""
+        if self._wordpiece:
+            pieces = self.tokenizer.convert_ids_to_tokens([int(i) for i in tokens])
+            ctx = [] if before is None or int(before) in self.special_ids else \
+                [self.tokenizer.convert_ids_to_tokens(int(before))]
+            head = join_wordpieces(ctx)
+            s = join_wordpieces(ctx + pieces)[len(head):]
+            glue = bool(pieces) and (pieces[0].startswith("##") or bool(ctx) and
+                                     not s.startswith(" "))
+            return s.lstrip(), glue
         s = self.tokenizer.decode(list(tokens), clean_up_tokenization_spaces=False)
         if s.startswith("##"):  # WordPiece continuation of the word before the gap
             return s[2:], True
         return s, False
 
     def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> Rendered:
+        """The filled text. A fill glues onto the word before the gap when the two make one
+        word or one written unit (``I'll``, ``lord,``), except that a word-piece continuation
+        (``##s``) glues only where the text asks for it: no space before the gap marker."""
         text = encoding.segments[0]
         fills, spans, offsets = [], [], []
-        for toks, seg in zip(gap_tokens, encoding.segments[1:]):
-            s, glue = self.fill_string(toks)
-            if glue:
+        for gap, toks, seg in zip(encoding.gaps, gap_tokens, encoding.segments[1:]):
+            before = encoding.input_ids[gap[0] - 1] if gap and gap[0] > 0 else None
+            s, glue = self.fill_string(toks, before)
+            continuation = self._wordpiece and bool(toks) and \
+                self.tokenizer.convert_ids_to_tokens(int(toks[0])).startswith("##")
+            if glue and not (continuation and text[-1:].isspace()):
                 text = text.rstrip()
             elif not text or text[-1].isspace():
                 s = s.lstrip()
@@ -186,6 +211,14 @@ class HFMaskedLM(MaskedLM):
         upto = self.fill_string(tokens[:j + 1])[0].strip()
         piece = self.fill_string(tokens[j:j + 1])[0].strip()
         return max(0, len(upto) - len(piece))
+
+
+def _is_wordpiece(tokenizer) -> bool:
+    """Whether a (fast) tokenizer is WordPiece with ``##`` continuations (BERT-like)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    model = getattr(backend, "model", None)
+    return type(model).__name__ == "WordPiece" and \
+        getattr(model, "continuing_subword_prefix", "##") == "##"
 
 
 HUB_PROBE_TIMEOUT = 3.0

@@ -2,7 +2,9 @@
 
 Examples and tokenizer: :func:`infill.data.examples.english_examples` (a cased WordPiece
 vocabulary trained on the corpus and saved as ``tokenizer/vocab.txt`` in the output directory,
-reused on ``--resume``; lines packed into ``[CLS] block [SEP]`` blocks). The final artifact is a Hugging Face directory (``save_pretrained`` of the
+reused on ``--resume``; one ``[CLS] line [SEP]`` example per distinct line, or, for models
+recorded with ``unit="blocks"``, lines packed into blocks). Word-piece continuations (``##...``)
+tell the loop's whole-word masking (``--whole-word``) which pieces make up one word. The final artifact is a Hugging Face directory (``save_pretrained`` of the
 model in fp16 and a ``BertTokenizerFast``), which :func:`infill.load_model` reads.
 """
 from __future__ import annotations
@@ -22,7 +24,7 @@ class EnglishFamily(Family):
     name = "english"
 
     def __init__(self, layers: int = 4, hidden: int = 192, heads: int = 4, ff: int | None = None,
-                 max_length: int = 128, vocab_size: int = 3000, **unknown):
+                 max_length: int = 128, vocab_size: int = 3000, unit: str = "lines", **unknown):
         if unknown:
             raise ConfigError(f"the english family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
@@ -33,23 +35,31 @@ class EnglishFamily(Family):
             raise ConfigError(f"max length must be >= 8, got {max_length}")
         if vocab_size < 100:
             raise ConfigError(f"vocab size must be >= 100, got {vocab_size}")
+        if unit not in ("lines", "blocks"):
+            raise ConfigError(f"english examples are 'lines' or 'blocks', not {unit!r}")
         self.options = {"layers": layers, "hidden": hidden, "heads": heads,
                         "ff": ff or 4 * hidden, "max_length": max_length,
-                        "vocab_size": vocab_size}
+                        "vocab_size": vocab_size, "unit": unit}
         self.tokenizer = None
 
     # -- data --------------------------------------------------------------------------------
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
         built = english_examples(corpus, self.options["max_length"], self.options["vocab_size"],
-                                 Path(out) / "tokenizer")
+                                 Path(out) / "tokenizer", self.options["unit"])
         t = self.tokenizer = built.tokenizer
         self.mask_id, self.pad_id = t.mask_token_id, t.pad_token_id
         self._special = torch.tensor(sorted(set(t.all_special_ids)))
         self._vocab = len(t)
+        self._continuation = torch.zeros(self._vocab, dtype=torch.bool)
+        for tok, i in t.get_vocab().items():
+            self._continuation[i] = tok.startswith("##")
         return built.examples
 
     def maskable(self, ids: torch.Tensor) -> torch.Tensor:
         return ~torch.isin(ids, self._special)
+
+    def continues_word(self, ids: torch.Tensor) -> torch.Tensor:
+        return self._continuation[ids]
 
     def random_ids(self) -> torch.Tensor:
         keep = torch.ones(self._vocab, dtype=torch.bool)

@@ -17,6 +17,9 @@ compute output logits at selected positions and save the final artifact in the f
   are chosen instead of positions, each with probability ``mask_rate`` (at least one), and all
   their pieces become labels, with one 80/10/10 decision per word (BERT's whole-word masking).
   The draw for example ``i`` in epoch ``e`` is a pure function of ``(seed, e, i)``.
+- **Batches.** Each epoch is a seeded permutation of the training examples cut into batches;
+  ``bucket``: examples of similar length are batched together (less padding; see
+  :meth:`Trainer._bucketed`), still a pure function of ``(seed, epoch)``.
   ``static``: the masks are drawn once per example when the dataset is built (epoch 0) and reused
   every epoch (saved in the checkpoint); ``dynamic``: re-drawn every epoch (the HCB beam-search
   paper, §7). Validation masks are always fixed (drawn once with their own stream).
@@ -68,6 +71,7 @@ CHECKPOINT = "checkpoint.pt"
 LOG = "train_log.jsonl"
 _VAL_EPOCH = -1        # the RNG stream of the (fixed) validation masks
 _EPOCH_STREAM = 104_729  # salt of the per-epoch shuffle's random stream
+BUCKET_BATCHES = 50     # --bucket: batches per length-sorted group
 MAX_STEPS = 10 ** 9      # a plan beyond this is a typo (and would overflow the schedule)
 
 
@@ -82,6 +86,7 @@ class TrainConfig:
     span: int = 1                     # longest masked span; >1: contiguous spans (SpanBERT/Ithaca)
     span_p: float = 0.2               # span lengths ~ Geometric(span_p), clipped to `span`
     whole_word: bool = False          # mask whole words (families with continues_word)
+    bucket: bool = False              # batch examples of similar length (less padding)
     damage_rate: float = 0.0          # Ithaca-style '-' damage (families with damage_id only)
     steps: int | None = None          # planned optimizer steps (or give epochs)
     epochs: float | None = None
@@ -203,6 +208,12 @@ class Family(ABC):
     @abstractmethod
     def save(self, model: nn.Module, out: Path) -> None:
         """Write the final artifact (loadable with :func:`infill.load_model`) into ``out``."""
+
+    def split_examples(self, n: int, seed: int, val_fraction: float, test_fraction: float
+                       ) -> dict[str, list[int]]:
+        """Train / validation / test indices of the ``n`` examples :meth:`load_examples` gave
+        (default: :func:`infill.data.splits.split_indices`)."""
+        return split_indices(n, seed, val_fraction, test_fraction)
 
     def continues_word(self, ids: torch.Tensor) -> torch.Tensor | None:
         """Bool tensor like ``ids``: True where a token continues the word before it (for
@@ -493,6 +504,7 @@ class Trainer:
         self.step, self.history = 0, []
         self.elapsed_before = self.cpu_before = 0.0
         self.train_loss = float("nan")
+        self._epoch_batches: tuple[int, list] = (-1, [])
         self.stop_request: list[int] = []
         self.t0, self.c0 = time.time(), time.process_time()
 
@@ -519,8 +531,8 @@ class Trainer:
     def _prepare_data(self) -> None:
         cfg, family = self.cfg, self.family
         self.examples = family.load_examples(self.corpus, self.out)
-        self.split = split_indices(len(self.examples), cfg.split_seed, cfg.val_fraction,
-                                   cfg.test_fraction)
+        self.split = family.split_examples(len(self.examples), cfg.split_seed, cfg.val_fraction,
+                                           cfg.test_fraction)
         self.train_idx = self.split["train"]
         val_idx = self.split["validation"][: cfg.max_val_examples]
         (self.out / "split.json").write_text(json.dumps({
@@ -620,11 +632,29 @@ class Trainer:
         """The training batch of the current step (a pure function of the seed and the step)."""
         cfg = self.cfg
         epoch, k = divmod(self.step, self.per_epoch)
-        order = np.random.default_rng([cfg.seed, _EPOCH_STREAM, epoch]).permutation(self.train_idx)
-        chunk = order[k * cfg.batch_size: (k + 1) * cfg.batch_size].tolist()
+        rng = np.random.default_rng([cfg.seed, _EPOCH_STREAM, epoch])
+        order = rng.permutation(self.train_idx)
+        if cfg.bucket:
+            chunk = self._bucketed(epoch, order, rng)[k]
+        else:
+            chunk = order[k * cfg.batch_size: (k + 1) * cfg.batch_size].tolist()
         pairs = [self.static[i] if self.static is not None
                  else draw_corruption(self.examples[i], self.family, cfg, epoch, i) for i in chunk]
         return collate(pairs, self.family.pad_id)
+
+    def _bucketed(self, epoch: int, order: np.ndarray, rng: np.random.Generator
+                  ) -> list[list[int]]:
+        """The batches of one epoch with length bucketing: the shuffled examples in groups of
+        ``BUCKET_BATCHES`` batches, sorted by length within a group, cut into batches, and the
+        batches shuffled (same number of batches per epoch; cached per epoch)."""
+        if self._epoch_batches[0] != epoch:
+            B, size = self.cfg.batch_size, self.cfg.batch_size * BUCKET_BATCHES
+            batches = []
+            for s in range(0, len(order), size):
+                group = sorted(order[s:s + size].tolist(), key=lambda i: len(self.examples[i]))
+                batches += [group[j:j + B] for j in range(0, len(group), B)]
+            self._epoch_batches = (epoch, [batches[j] for j in rng.permutation(len(batches))])
+        return self._epoch_batches[1]
 
     def train_step(self) -> None:
         ids, attn, labels = self.batch()

@@ -40,8 +40,11 @@ def test_encode_render(bert):
     cat, s, dog = (bert.token_to_id(t) for t in ("cat", "##s", "dog"))
     text, fills, spans, _ = bert.render(enc, [[cat, s], [dog, dog]])
     assert text == "The cats sat on the dog dog." and fills == ["cats", "dog dog"]
+    # a continuation piece joins the word before the gap only when the marker touches it
     text, fills, spans, _ = bert.render(bert.encode("the cat ___ sat", gap=1), [[s]])
-    assert text == "the cats sat" and fills == ["s"]
+    assert text == "the cat s sat" and fills == ["s"] and text[slice(*spans[0])] == "s"
+    text, fills, spans, _ = bert.render(bert.encode("the cat___ sat", gap=1), [[s]])
+    assert text == "the cats sat" and fills == ["s"] and text[slice(*spans[0])] == "s"
     assert bert.detokenize(bert.tokenize("the cats sat")) == "the cats sat"
     # the model's own mask token is a one-token gap, next to the marker's gap-token gaps
     enc = bert.encode("the [MASK] ___", gap=2)

@@ -50,7 +50,11 @@ def greek_corpus(tmp_path):
 @pytest.fixture
 def english_corpus(tmp_path):
     p = tmp_path / "english.txt"
-    p.write_text("\n".join(ENGLISH_LINES * 20) + "\n", encoding="utf-8")
+    # 120 distinct lines (the english family keeps one example per distinct line)
+    callers = ["Alas", "Anon", "Hark", "Lo", "Marry", "Fie", "Pray", "Sirrah", "Nay", "Ay",
+               "Come", "Peace", "Well", "Sweet", "Good", "Now", "Yet", "Then", "So", "Behold"]
+    p.write_text("\n".join(f"{c}, {line}" for c in callers for line in ENGLISH_LINES) + "\n",
+                 encoding="utf-8")
     return p
 
 
