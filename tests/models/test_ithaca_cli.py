@@ -160,10 +160,3 @@ def test_rescore_ranks_by_pseudo_log_likelihood(lm):
         assert by_text[t] == pytest.approx(pll_energy(lm, t), abs=1e-3)
     assert [r["energy"] for r in rows] == sorted(by_text.values())
 
-
-def test_run_restores_an_epidoc_file_with_ithaca():
-    edition = Path(__file__).resolve().parents[1] / "fixtures" / "epidoc" / "handmade.xml"
-    out = invoke("run", "-m", CKPT, str(edition))
-    readings = [line.split()[2] for line in out.splitlines()
-                if line.strip()[:1].isdigit() and "not a known word" in line]
-    assert readings and all(set(r) <= set(" αβγδεζηθικλμνξοπρςστυφχψωϙϛ0.") for r in readings)
