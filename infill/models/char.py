@@ -5,8 +5,12 @@ The network: character embeddings + learned positional embeddings (-> optionally
 ``nn.TransformerEncoder`` -> layer norm -> a linear head over the *output* alphabet only (letters,
 space, numeral, punctuation, ``-`` and unknown; not the mask, padding or start symbols).
 
-On disk a model is a directory with ``charmodel.json`` (format, architecture, alphabet) and
-``model.safetensors`` (weights, stored in fp16 by default).
+Optionally (``n_words`` > 0) a :class:`WordStream` adds Ithaca's word embedding to the character
+embedding: each character of a known word carries that word's embedding, recomputed from the
+characters in every forward pass.
+
+On disk a model is a directory with ``charmodel.json`` (format, architecture, alphabet, and the
+word list when there is a word stream) and ``model.safetensors`` (weights, stored in fp16 by default).
 
 Input conventions of :meth:`CharMaskedLM.encode`: the text is normalized
 (:func:`infill.data.greek.normalize`); every ``?`` is one character to restore (a run of ``?`` is one
@@ -23,13 +27,14 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from infill.data.files import read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
-from infill.data.files import read_json
 
-__all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "save_char", "load_char"]
+__all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
+           "word_code"]
 
 FORMAT = "infill-charmodel"
 VERSION = 1
@@ -50,15 +55,87 @@ class CharConfig:
     max_length: int = 256             # positions, start symbol included
     dropout: float = 0.1
     conv_kernel: int = 0              # >0: a residual 1-D convolution over neighbouring chars
+    n_words: int = 0                  # >0: a word stream over this many words (+ unknown)
+
+
+WORD_MAX = 13   # longest word the word stream knows: 13 base-26 digits fit in an int64
+
+
+def word_code(word: str, digits: dict[str, int]) -> int:
+    """The integer a word stream keys ``word`` by: its characters' digits (1..25) in base 26,
+    first character least significant; -1 for a word the stream cannot hold."""
+    if not 1 <= len(word) <= WORD_MAX or any(c not in digits for c in word):
+        return -1
+    return sum(digits[c] * 26 ** k for k, c in enumerate(word))
+
+
+class WordStream(nn.Module):
+    """Ithaca's word input: every character of a word (a maximal run of letters and numerals,
+    Python's ``\\w+`` on normalized text) that is in ``words`` gets that word's embedding, every
+    other character -- spaces, punctuation, ``-``, ``?``, a word not in the list -- the unknown
+    word's (id 0). A mask or a missing character breaks a word. The ids are computed from the
+    input ids inside the forward, with tensor ops, so every hypothesis gets its own."""
+
+    def __init__(self, words: list[str], alphabet: Alphabet, d_model: int):
+        super().__init__()
+        chars = alphabet.letters + alphabet.numeral
+        if len(chars) > 25:
+            raise ConfigError("a word stream needs at most 25 word characters")
+        digits = {c: k + 1 for k, c in enumerate(chars)}
+        digit = torch.zeros(len(alphabet), dtype=torch.long)
+        for c, d in digits.items():
+            digit[alphabet.index[c]] = d
+        codes = [word_code(w, digits) for w in words]
+        if min(codes, default=0) < 0 or len(set(codes)) != len(codes):
+            raise ConfigError(f"word stream words must be distinct runs of 1-{WORD_MAX} letters")
+        codes_t = torch.tensor(codes, dtype=torch.long)
+        order = codes_t.argsort()
+        self.words = list(words)
+        self.register_buffer("digit", digit, persistent=False)
+        self.register_buffer("codes", codes_t[order], persistent=False)
+        self.register_buffer("code_ids", order + 1, persistent=False)
+        self.register_buffer("powers", 26 ** torch.arange(WORD_MAX, dtype=torch.long),
+                             persistent=False)
+        self.embed = nn.Embedding(len(words) + 1, d_model)
+        nn.init.zeros_(self.embed.weight)     # starts as a no-op (a char model's weights carry over)
+
+    def ids(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """[B, T] word ids of every character (0 = unknown / not in a word)."""
+        d = self.digit[input_ids]                                           # [B, T]
+        w = d > 0
+        B, T = d.shape
+        pos = torch.arange(T, device=d.device).expand(B, T)
+        start = w & ~torch.nn.functional.pad(w, (1, 0))[:, :-1]
+        first = torch.where(start, pos, 0).cummax(dim=1).values             # run's first position
+        run = start.long().cumsum(dim=1)                                    # run index (0: none)
+        off = pos - first
+        part = torch.where(w & (off < WORD_MAX), d * self.powers[off.clamp(max=WORD_MAX - 1)], 0)
+        code = torch.zeros(B, T + 1, dtype=torch.long, device=d.device).scatter_add_(1, run, part)
+        length = torch.zeros(B, T + 1, dtype=torch.long, device=d.device).scatter_add_(
+            1, run, w.long())
+        code, length = code.gather(1, run), length.gather(1, run)
+        if not len(self.codes):
+            return torch.zeros_like(d)
+        k = torch.searchsorted(self.codes, code).clamp(max=len(self.codes) - 1)
+        found = w & (length <= WORD_MAX) & (self.codes[k] == code)
+        return torch.where(found, self.code_ids[k], 0)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.embed(self.ids(input_ids))
 
 
 class CharTransformer(nn.Module):
     """Transformer encoder over characters with an output head over the output alphabet."""
 
-    def __init__(self, config: CharConfig):
+    def __init__(self, config: CharConfig, words: list[str] | None = None,
+                 alphabet: Alphabet = GREEK):
         super().__init__()
         self.config = config
         c = config
+        if c.n_words != len(words or []):
+            raise ConfigError(f"the config asks for {c.n_words} words, {len(words or [])} given")
+        # the word stream's embedding is added to the character's (same width, zero at start)
+        self.words = WordStream(words, alphabet, c.d_model) if c.n_words else None
         self.embed = nn.Embedding(c.n_inputs, c.d_model, padding_idx=c.pad_id)
         self.position = nn.Embedding(c.max_length, c.d_model)
         self.dropout = nn.Dropout(c.dropout)
@@ -80,6 +157,8 @@ class CharTransformer(nn.Module):
         pos = torch.arange(T, device=input_ids.device)
         keep = attention_mask.bool()
         h = self.embed(input_ids) + self.position(pos)[None]
+        if self.words is not None:
+            h = h + self.words(input_ids)
         if self.conv is not None:
             x = h.masked_fill(~keep[..., None], 0.0).transpose(1, 2)
             h = h + nn.functional.gelu(self.conv(x)).transpose(1, 2)
@@ -101,6 +180,8 @@ def save_char(model: CharTransformer, path: str | Path, alphabet: Alphabet = GRE
     meta = {"format": FORMAT, "version": VERSION, "config": asdict(model.config),
             "alphabet": alphabet.to_dict(), "dtype": str(dtype).replace("torch.", ""),
             **(extra or {})}
+    if model.words is not None:
+        meta["words"] = model.words.words
     state = {k: v.detach().to("cpu", dtype).contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(path / WEIGHTS))
     (path / "charmodel.json").write_text(json.dumps(meta, indent=1))
@@ -123,7 +204,7 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
     try:
         config = CharConfig(**meta["config"])
         alphabet = Alphabet.from_dict(meta["alphabet"])
-        model = CharTransformer(config)
+        model = CharTransformer(config, meta.get("words"), alphabet)
         state = load_file(str(path / WEIGHTS))
         model.load_state_dict({k: v.float() for k, v in state.items()})
     except Exception as e:  # noqa: BLE001 - wrong shapes, truncated weights (SafetensorError)

@@ -3,6 +3,12 @@
 Examples: :func:`infill.data.examples.greek_examples` (normalized text cut into windows of at
 most ``max_length - 1`` characters at spaces, each ``<`` + window). Damage (``-``) and masks are drawn by the
 shared loop; ``-`` and specials are never labels.
+
+Options for inscriptions (issue 20): ``words`` > 0 adds Ithaca's word stream over the most frequent
+words of the training text; ``inscriptions`` (an EpiDoc folder, IOSPE) adds its training split
+(:mod:`infill.training.inscriptions`) in ``inscription_copies`` differently packed copies beside the
+literary windows, and validates on its validation split too; ``init_from`` starts from a trained
+character model's weights where the shapes agree.
 """
 from __future__ import annotations
 
@@ -14,7 +20,10 @@ import torch
 from infill.errors import ConfigError
 from infill.data.examples import greek_examples
 from infill.data.greek import GREEK
+from infill.data.builtins import builtin_path
+from infill.data.splits import split_indices
 from infill.models.char import CharConfig, CharTransformer, save_char
+from infill.training.inscriptions import mixed_examples, word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
 
@@ -26,7 +35,9 @@ class GreekFamily(Family):
     default_damage_rate = 0.05          # Ithaca-style '-' damage
 
     def __init__(self, layers: int = 4, hidden: int = 256, heads: int = 4, ff: int | None = None,
-                 max_length: int = 128, dropout: float = 0.1, conv_kernel: int = 0, **unknown):
+                 max_length: int = 128, dropout: float = 0.1, conv_kernel: int = 0,
+                 words: int = 0, inscriptions: str | None = None, inscription_copies: int = 4,
+                 init_from: str | None = None, **unknown):
         if unknown:
             raise ConfigError(f"the greek family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
@@ -37,10 +48,15 @@ class GreekFamily(Family):
             raise ConfigError(f"--conv-kernel must be 0 (none) or odd, got {conv_kernel}")
         if max_length < 8:
             raise ConfigError(f"max length must be >= 8, got {max_length}")
+        if words < 0 or inscription_copies < 1:
+            raise ConfigError("--words must be >= 0 and --inscription-copies >= 1")
         self.alphabet = GREEK
         self.config = CharConfig(d_model=hidden, n_layers=layers, n_heads=heads,
                                  d_ff=ff or 4 * hidden, max_length=max_length, dropout=dropout,
-                                 conv_kernel=conv_kernel)
+                                 conv_kernel=conv_kernel, n_words=words)
+        self.inscriptions, self.copies, self.init_from = inscriptions, inscription_copies, init_from
+        self.words: list[str] = []
+        self.mix = None
         self.mask_id = GREEK.mask_id
         self.pad_id = GREEK.pad_id
         self.damage_id = GREEK.missing_id
@@ -48,7 +64,29 @@ class GreekFamily(Family):
         self._maskable[[GREEK.index[c] for c in GREEK.text_chars]] = True
 
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
-        return greek_examples(corpus, self.config.max_length).examples
+        if self.inscriptions is None:
+            examples = greek_examples(corpus, self.config.max_length).examples
+            texts = [GREEK.decode(e) for e in examples]
+        else:
+            self.mix = mixed_examples(corpus, self.config.max_length, self.inscriptions,
+                                      self.copies)
+            examples, texts = self.mix.examples, self.mix.texts
+        if self.config.n_words:
+            self.words = word_list(texts, self.config.n_words)
+            self.config.n_words = len(self.words)
+        return examples
+
+    def split_examples(self, n, seed, val_fraction, test_fraction):
+        """With inscriptions: the literary windows split as usual; every training-inscription
+        window trains; the validation inscriptions' windows validate (first)."""
+        if self.mix is None:
+            return super().split_examples(n, seed, val_fraction, test_fraction)
+        m = self.mix
+        lit = split_indices(m.literary, seed, val_fraction, test_fraction)
+        ins = list(range(m.literary, m.literary + m.train))
+        val = list(range(m.literary + m.train, n))
+        return {"validation": val + lit["validation"], "test": lit["test"],
+                "train": lit["train"] + ins}
 
     def maskable(self, ids: torch.Tensor) -> torch.Tensor:
         return self._maskable[ids]
@@ -60,10 +98,13 @@ class GreekFamily(Family):
         c = self.config
         return transformer_parameters(c.n_layers, c.d_model, c.d_ff,
                                       c.n_inputs + c.max_length + c.n_outputs) \
-            + c.conv_kernel * c.d_model * c.d_model
+            + c.conv_kernel * c.d_model * c.d_model + c.n_words * c.d_model
 
     def build_model(self) -> CharTransformer:
-        return CharTransformer(self.config)
+        model = CharTransformer(self.config, self.words or None)
+        if self.init_from:
+            init_weights(model, self.init_from)
+        return model
 
     def logits(self, model, input_ids, attention_mask, select):
         return model.head(model.hidden(input_ids, attention_mask)[select])
@@ -72,8 +113,32 @@ class GreekFamily(Family):
         save_char(model, out, GREEK, dtype=torch.float16)
 
     def describe(self) -> dict:
-        return asdict(self.config)
+        extra = {} if self.inscriptions is None else {
+            "inscriptions": str(self.inscriptions), "inscription_copies": self.copies}
+        return {**asdict(self.config), **extra,
+                **({"init_from": str(self.init_from)} if self.init_from else {})}
 
+
+def init_weights(model: CharTransformer, source: str) -> None:
+    """Copy a trained character model's weights into ``model``, which must have the same
+    architecture but for a longer context and a word stream: a longer position table starts as
+    the old one repeated, the word stream (absent there) stays zero -- so the new model starts out
+    computing exactly what the old one did on the old context length."""
+    from infill.models.char import load_char
+
+    old = load_char(builtin_path(source) if source.startswith("builtin:") else source,
+                    device="cpu").model.state_dict()
+    state = model.state_dict()
+    for name, src in old.items():
+        value = state.get(name)
+        if name == "position.weight" and value is not None and src.shape[1:] == value.shape[1:] \
+                and src.shape[0] <= value.shape[0]:
+            src = src.repeat(-(-value.shape[0] // src.shape[0]), 1)[: value.shape[0]]
+        if value is None or src.shape != value.shape:
+            raise ConfigError(f"--init-from {source}: its {name} does not fit this model "
+                              f"({tuple(src.shape)}); give the same --hidden/--layers/--heads/"
+                              "--ff/--conv-kernel and at least its --max-length")
+        value.copy_(src)
 
 
 def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:

@@ -1,0 +1,134 @@
+"""Epigraphic text from EpiDoc for the Greek model, and `infill train greek` with inscriptions,
+a word stream and weights carried over from a trained model."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import infill
+from infill.data.greek import GREEK
+from infill.data.splits import heldout_texts, split_documents
+from infill.errors import InputError
+from infill.training.inscriptions import (edition_segments, iospe_split, mixed_examples, pack,
+                                          restoration_examples, training_texts, word_list)
+from infill_cli.main import main
+
+TEI = '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body>{}</body></text></TEI>'
+EDITION = """<div type="edition" xml:lang="grc" xml:space="preserve"><ab>
+   <lb n="1"/><w>Δεδόχθαι</w> <w>τῷ</w> <w>δή<supplied reason="lost">μῳ</supplied></w>
+   <lb n="2"/><gap reason="lost" quantity="2" unit="character"/><w>καὶ</w> <w>ἐπαι
+   <lb n="3" break="no"/>νέσαι</w> <choice><sic>ΑΥΤΟΝ</sic><corr>αὐτὸν</corr></choice>
+   <expan><abbr>Λ</abbr><ex>ούκιον</ex></expan><note>a note</note>
+   <gap reason="lost" extent="unknown" unit="character"/><supplied reason="undefined">ἐν</supplied>
+   <supplied reason="lost"><w>τῷ</w> <w>δήμῳ</w></supplied>
+</ab></div>
+<div type="translation"><p>Resolved by the people</p></div>"""
+LINES = ["<w>ἀγαθῇ</w> <w>τύχῃ</w> <w>ὁ</w> <w>δῆμος</w> <w>ἐτίμη<supplied reason=\"lost\">σεν"
+         "</supplied></w>", "<w>θεοῖς</w> <gap reason=\"lost\" quantity=\"3\" unit=\"character\"/>"
+         " <w>ἀνέθηκεν</w> <w><supplied reason=\"lost\">ὑπὲρ</supplied></w> <w>τῆς</w> <w>πόλεως</w>"]
+
+
+def edition(body: str) -> str:
+    return TEI.format(f'<div type="edition" xml:space="preserve"><ab>{body}</ab></div>')
+
+
+@pytest.fixture
+def epidoc(tmp_path):
+    d = tmp_path / "iospe"
+    d.mkdir()
+    (d / "1.1.xml").write_text(TEI.format(EDITION), encoding="utf-8")
+    for k in range(2, 11):
+        (d / f"1.{k}.xml").write_text(edition(f"<lb n=\"1\"/>{LINES[k % 2]} <lb/><w>ἔτους</w> "
+                                              f"<num>{k}</num>"), encoding="utf-8")
+    return d
+
+
+def test_an_edition_reads_as_text_supplements_and_gaps(epidoc):
+    assert edition_segments(epidoc / "1.1.xml") == [
+        ("text", "δεδοχθαι τω δη"), ("supplied", "μω"), ("text", " "), ("gap", "--"),
+        ("text", "και επαινεσαι αυτον λουκιον "), ("gap", "---"), ("text", "εν "),
+        ("supplied", "τω δημω")]
+    assert training_texts([epidoc / "1.1.xml"]) == [
+        "δεδοχθαι τω δημω --και επαινεσαι αυτον λουκιον ---εν τω δημω"]
+
+
+def test_each_supplement_is_hidden_in_turn_the_others_shown_missing(epidoc):
+    ex = restoration_examples([epidoc / "1.1.xml"])
+    assert [(e.text, e.target) for e in ex] == [
+        ("δεδοχθαι τω δη?? --και επαινεσαι αυτον λουκιον ---εν -------", "μω"),
+        ("δεδοχθαι τω δη-- --και επαινεσαι αυτον λουκιον ---εν ???????", "τω δημω")]
+    assert [e.start for e in ex] == [e.text.index("?") for e in ex]
+    assert restoration_examples([epidoc / "1.1.xml"], max_len=5)[0].target == "μω"
+    assert len(restoration_examples([epidoc / "1.1.xml"], max_len=5)) == 1
+
+
+def test_the_reader_resolves_no_entities_and_names_a_broken_file(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("σεκρετ")
+    f = tmp_path / "ent.xml"
+    f.write_text(f'<!DOCTYPE TEI [<!ENTITY x SYSTEM "file://{secret}">]>'
+                 + edition("<w>λογος</w> &x; <w>εργον</w>"), encoding="utf-8")
+    assert "".join(t for _, t in edition_segments(f)) == "λογοσ εργον"
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<TEI><text>", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.xml"):
+        edition_segments(bad)
+
+
+def test_the_split_is_the_committed_by_inscription_split(epidoc):
+    parts = iospe_split(epidoc)
+    want = split_documents([f"1.{k}" for k in range(1, 11)])
+    assert {k: [p.stem for p in v] for k, v in parts.items()} == want
+
+
+def test_packing_keeps_every_text_and_the_window_size():
+    texts = ["αβγ δεζ", "ηθι", "κλμ νξο πρσ τυφ χψω", "α"]
+    windows = pack(texts, 8, seed=0)
+    assert all(len(w) <= 8 for w in windows)
+    assert sorted(" ".join(windows).split()) == sorted(" ".join(texts).split())
+
+
+def test_word_list_counts_words_and_breaks_ties_alphabetically():
+    assert word_list(["και δε και", "δε τε-και α"], 3) == ["και", "δε", "α"]
+
+
+def test_cli_trains_with_inscriptions_and_a_word_stream(tmp_path, epidoc):
+    corpus = tmp_path / "lit.txt"
+    corpus.write_text("\n".join(["μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῆος οὐλομένην",
+                                 "ἀγαθῇ τύχῃ ὁ δῆμος θεοῖς ἀνέθηκεν"] * 30), encoding="utf-8")
+    out = tmp_path / "m"
+    args = ["train", "greek", str(corpus), "--out", str(out), "--steps", "30", "--eval-every",
+            "10", "--batch-size", "8", "--lr", "3e-3", "--warmup", "3", "--no-progress",
+            "--layers", "1", "--hidden", "32", "--heads", "2", "--ff", "64", "--max-length",
+            "64", "--conv-kernel", "3", "--words", "12", "--inscriptions", str(epidoc),
+            "--inscription-copies", "2", "--device", "cpu"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert log[-1]["val_loss"] < log[0]["val_loss"] - 0.3, log
+    mix = mixed_examples(corpus, 64, epidoc, 2)
+    meta = json.loads((out / "charmodel.json").read_text())
+    assert meta["words"] == word_list(mix.texts, 12) and meta["config"]["n_words"] == 12
+    split = json.loads((out / "split.json").read_text())
+    n_lit = mix.literary
+    assert split["n_examples"] == len(mix.examples)
+    assert set(range(n_lit, n_lit + mix.train)) <= set(split["train"])
+    assert set(split["validation"]) >= set(range(n_lit + mix.train, len(mix.examples)))
+    # the validation inscription's text validates, never trains; heldout rebuilds the split
+    val_name = iospe_split(epidoc)["validation"][0]
+    val_text = training_texts([val_name])[0]
+    assert any(val_text in t for t in heldout_texts(out, "validation"))
+    assert not any(val_text in GREEK.decode(mix.examples[i]) for i in split["train"])
+    lm = infill.load_model(str(out), device="cpu")
+    assert lm.model.words is not None and lm.max_length == 64
+    assert infill.fill(lm, "ο δημοσ ετιμη??", top_k=2)[0][0].text.startswith("ο δημοσ ετιμη")
+    # a run started from these weights begins where this one ended
+    again = tmp_path / "again"
+    r = CliRunner().invoke(main, [a if a != str(out) else str(again) for a in args]
+                           + ["--init-from", str(out), "--steps", "1"])
+    assert r.exit_code == 0, r.output
+    first = json.loads((again / "train_log.jsonl").read_text().splitlines()[0])
+    assert first["step"] == 0 and abs(first["val_loss"] - log[-1]["val_loss"]) < 0.02
+    r = CliRunner().invoke(main, args[:4] + [str(tmp_path / "x"), "--steps", "1",
+                                             "--init-from", str(out), "--hidden", "16"])
+    assert r.exit_code == 2 and "Error: --init-from" in r.output
