@@ -79,7 +79,9 @@ def _table(n: int, r) -> None:
         where = (f"line {item['lb']}" if item["lb"] else f"lacuna {item['lacuna'] + 1}") + \
             f" (XML line {item['source_line']})"
         editor = f"   (editor: {item['editor']})" if item.get("editor") else ""
-        click.echo(f"  {where}, {item['length']} characters{editor}")
+        size = (f"about {item['length']} characters ({item['lengths'][0]}-{item['lengths'][1]})"
+                if item["lengths"] else f"{item['length']} characters")
+        click.echo(f"  {where}, {size}{editor}")
         for k, rd in enumerate(item["readings"], 1):
             mark = "" if rd["accented"] else "  (not a known word: unaccented)"
             click.echo(f"    {k:>2}  {rd['prob']:.3f}  {rd['text']}{mark}")

@@ -29,12 +29,17 @@ __all__ = ["EditionResult", "epidoc_output", "epidoc_paths", "leiden_output", "r
            "restore_files"]
 
 GREEK_LANGS = ("grc", "el", "gr")
+MARKER = "\x00"
+"""The gap marker of the text an edition is decoded as: its lacunae of uncertain length (the
+others are ``?`` runs); a character no edition holds."""
+
 
 
 @dataclass
 class EditionResult:
-    """One EpiDoc file restored: the ``edition``, the ``text`` decoded (``rendered``: with its
-    map back to the XML), the ranked ``completions``, ``readings`` per lacuna index (best
+    """One EpiDoc file restored: the ``edition``, its ``text`` (``?`` per character to restore;
+    ``rendered``: the text decoded, lacunae of uncertain length as the gap marker, with its map
+    back to the XML), the ranked ``completions``, ``readings`` per lacuna index (best
     first), ``notes``; or its ``error``. Nothing to restore is a note, not an error."""
 
     path: str
@@ -117,17 +122,26 @@ def _read(path: str, text: str | None, model, hide_supplied: bool) -> EditionRes
     res.edition, res.notes = ed, list(ed.notes)
     if ed.lang is None:
         res.notes.append("the edition has no xml:lang; read as Greek")
-    rendered = res.rendered = ed.render(hide_supplied=hide_supplied)
-    res.text = rendered.text
+    from infill.decoding.lengths import MAX_VARIANTS   # more combinations: stated lengths
+
+    rendered = res.rendered = ed.render(hide_supplied=hide_supplied, marker=MARKER)
+    variants = math.prod(hi - lo + 1 for _, (lo, hi) in rendered.ranges)
+    if variants > MAX_VARIANTS:       # too many combinations of lengths: their stated lengths
+        rendered = res.rendered = ed.render(hide_supplied=hide_supplied)
+    res.text = ed.render(hide_supplied=hide_supplied).text    # shown: '?' per stated character
     if not rendered.restore:           # written back unchanged
         res.notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
                          + ("" if hide_supplied else "; --hide-supplied restores the editors' "
                             "supplements") + ")")
+    ranged = {k for k, _ in rendered.ranges}
     for lac in ed.lacunae:
         if lac.lengths is not None and any(k == lac.index for k, _, _ in rendered.restore):
+            how = (f"decoded at every length from {lac.lengths[0]} to {lac.lengths[1]}"
+                   if lac.index in ranged else f"decoded as exactly {lac.length} (the "
+                   f"{variants} combinations of this edition's uncertain lengths exceed "
+                   f"{MAX_VARIANTS})")
             res.notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
-                             f"({lac.lengths[0]}-{lac.lengths[1]}) was decoded as exactly "
-                             f"{lac.length}")
+                             f"({lac.lengths[0]}-{lac.lengths[1]}) {how}")
     return res
 
 
@@ -141,12 +155,19 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
     results = [_read(str(p), t, model, hide_supplied) for p, t in pairs]
     todo = [r for r in results if r.error is None and r.rendered.restore]
-    if not todo:
-        return results
-    filled = fill_each(model, [r.text for r in todo], gap=1, top_k=top_k, marker="\x00",
-                       config=config, window=window)
+    # files whose uncertain lengths agree are decoded together (one gap range per marker)
+    groups: dict[tuple, list[EditionResult]] = {}
+    for r in todo:
+        groups.setdefault(tuple(span for _, span in r.rendered.ranges), []).append(r)
+    filled: dict[int, object] = {}
+    for spans, rs in groups.items():
+        texts = [r.rendered.text for r in rs]
+        for r, f in zip(rs, fill_each(model, texts, gap=list(spans) or 1, top_k=top_k,
+                                      marker=MARKER, config=config, window=window)):
+            filled[id(r)] = f
     lexicon = default_lexicon() if getattr(model, "alphabet", None) is not None else None
-    for r, f in zip(todo, filled):
+    for r in todo:
+        f = filled[id(r)]
         r.notes += [n for n in f.notes if n not in r.notes]
         r.windows = f.windows
         if f.error is not None:
@@ -165,12 +186,12 @@ def _softmax(scores: list[float]) -> list[float]:
 
 
 def runs(rendered: Rendered) -> list[list[tuple[int, int]]]:
-    """The ``?`` runs of a rendered text -- one model gap each, in order -- as lists of
-    (lacuna index, length): adjacent lacunae share a run."""
+    """The gaps of a rendered text -- ``?`` runs and markers, one model gap each, in order -- as
+    lists of (lacuna index, length): adjacent ``?`` lacunae share a run."""
     out: list[list[tuple[int, int]]] = []
-    last_end = None
+    last_end, ranged = None, {k for k, _ in rendered.ranges}
     for k, start, end in rendered.restore:
-        if start == last_end:
+        if start == last_end and k not in ranged and out[-1][-1][0] not in ranged:
             out[-1].append((k, end - start))
         else:
             out.append([(k, end - start)])
@@ -184,7 +205,9 @@ def readings_for(rendered: Rendered, completions, lexicon=None) -> dict[int, lis
     run of one lacuna takes the whole fill, whatever its length)."""
     if not completions:
         return {}
-    weights = _softmax([c.score for c in completions])
+    # completions of several lengths are ranked by their rank_score (comparable across lengths)
+    weights = _softmax([c.score if getattr(c, "rank_score", None) is None else c.rank_score
+                        for c in completions])
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     for c, w in zip(completions, weights):
         for run, (a, b) in zip(runs(rendered), c.spans):

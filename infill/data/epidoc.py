@@ -109,12 +109,14 @@ class Lacuna:
 class Rendered:
     """An edition as text: ``text`` and, per character, where it came from (``sources[i]``: an
     :class:`Atom` of kind ``char``, the index of the lacuna it shows, or None for a word
-    boundary or a missing stretch); ``restore``: the lacunae shown as ``?``, in text order,
-    each with its [start, end) span."""
+    boundary or a missing stretch); ``restore``: the lacunae to restore, in text order, each
+    with its [start, end) span; ``ranges``: those of uncertain length shown as the gap marker
+    (``render(marker=...)``), with their (fewest, most) characters, in text order."""
 
     text: str
     sources: list
     restore: list[tuple[int, int, int]]
+    ranges: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
 
 
 @dataclass
@@ -136,14 +138,16 @@ class Edition:
     def supplements(self) -> list[Lacuna]:
         return [lac for lac in self.lacunae if lac.kind == "supplied"]
 
-    def render(self, policy=None, hide_supplied: bool = False) -> Rendered:
+    def render(self, policy=None, hide_supplied: bool = False,
+               marker: str | None = None) -> Rendered:
         """The edition as text. ``policy(lacuna) -> "text" | "restore" | "missing"`` decides how
         each lost stretch shows; by default a gap is restored and a supplement kept as text (or
-        restored, with ``hide_supplied``)."""
+        restored, with ``hide_supplied``). With ``marker``, a lacuna of uncertain length to
+        restore is shown as the marker (its range in :attr:`Rendered.ranges`), not as ``?``."""
         if policy is None:
             def policy(lac: Lacuna) -> str:
                 return "restore" if lac.kind == "gap" or hide_supplied else "text"
-        return _render(self.atoms, self.lacunae, policy)
+        return _render(self.atoms, self.lacunae, policy, marker)
 
     def text(self, hide_supplied: bool = False) -> str:
         """The gapped text ``infill run`` decodes (``?`` to restore, ``-`` missing)."""
@@ -387,10 +391,12 @@ def _join(atoms: list[Atom]) -> str:
     return _render(atoms, [], lambda lac: "text").text
 
 
-def _render(atoms: list[Atom], lacunae: list[Lacuna], policy) -> Rendered:
+def _render(atoms: list[Atom], lacunae: list[Lacuna], policy, marker: str | None = None
+            ) -> Rendered:
     text: list[str] = []
     sources: list = []
     restore: list[tuple[int, int, int]] = []
+    ranges: list[tuple[int, tuple[int, int]]] = []
     state = {"space": False, "glue": False, "hard": False}
 
     def put(c: str, src) -> None:
@@ -422,11 +428,14 @@ def _render(atoms: list[Atom], lacunae: list[Lacuna], policy) -> Rendered:
                 elif how in ("restore", "text"):      # a gap has no text: restore it
                     start = len(text) + (1 if (state["space"] or state["hard"]) and text
                                          and text[-1] != " " else 0)
-                    for _ in range(lac.length):
-                        put("?", lac.index)
+                    ranged = marker is not None and lac.lengths is not None
+                    for c in (marker if ranged else "?" * lac.length):
+                        put(c, lac.index)
                     restore.append((lac.index, start, len(text)))
+                    if ranged:
+                        ranges.append((lac.index, lac.lengths))
                 else:
                     for _ in range(lac.length):
                         put("-", lac.index)
     walk(atoms)
-    return Rendered("".join(text), sources, restore)     # never a space at either end
+    return Rendered("".join(text), sources, restore, ranges)    # never a space at either end

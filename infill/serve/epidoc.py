@@ -72,6 +72,10 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
         _check_language(edition, catalog.get(model))
     res.rendered = edition.render(hide_supplied=req.hide_supplied)
     res.text = res.rendered.text
+    res.notes += [f"XML line {lac.line}: a lacuna of about {lac.length} characters decoded as "
+                  f"exactly {lac.length} (infill run decodes every length of its range)"
+                  for lac in edition.lacunae if lac.lengths is not None
+                  and any(k == lac.index for k, _, _ in res.rendered.restore)]
     if not res.rendered.restore:
         res.notes.append("nothing to restore")
         return None, res

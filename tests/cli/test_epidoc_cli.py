@@ -40,8 +40,12 @@ def test_json_gives_readings_per_lacuna(runner, greek_char_dir):
     for x in lac:
         probs = [rd["prob"] for rd in x["readings"]]
         assert math.isclose(sum(probs), 1.0, abs_tol=1e-9) and probs == sorted(probs, reverse=True)
-        assert all(len(rd["text"]) == x["length"] and isinstance(rd["accented"], bool)
+        lo, hi = x["lengths"] or (x["length"], x["length"])
+        assert all(lo <= len(rd["text"]) <= hi and isinstance(rd["accented"], bool)
                    for rd in x["readings"])
+    # the uncertain lacunae were decoded over their whole ranges, ranked together
+    assert [x["lengths"] for x in lac] == [None, [3, 5], [2, 4]]
+    assert "decoded at every length from 3 to 5" in r.stderr
     # the readings are the completions' fills, merged: the first completion's fills are the
     # first readings
     first = out["completions"][0]

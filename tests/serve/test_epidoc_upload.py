@@ -19,15 +19,29 @@ def test_upload_answers_as_infill_run(client):
     from click.testing import CliRunner
 
     from infill_cli.main import main
+    real = FIX / "iospe_1.10.xml"
+    got = client.post("/api/epidoc", json={"xml": real.read_text(encoding="utf-8"),
+                                           "model": "builtin:greek", "top_k": 3,
+                                           "hide_supplied": True})
+    assert got.status_code == 200, got.text
+    body = got.json()
+    r = CliRunner().invoke(main, ["run", "-m", "builtin:greek", "-k", "3", "--hide-supplied",
+                                  "--json", str(real)])
+    cli = json.loads(r.stdout)
+    assert body["input"] == cli["input"] == read_edition(real).text(hide_supplied=True)
+    assert [c["text"] for c in body["completions"]] == [c["text"] for c in cli["completions"]]
+    assert body["lacunae"] == cli["lacunae"]
+    again = read_edition("out.xml", body["epidoc"])
+    assert [lac.editor for lac in again.lacunae] == ["τεμισίωνος"]     # the editor's, kept
+
+
+def test_upload_of_lacunae_of_uncertain_length(client):
     xml = HAND.read_text(encoding="utf-8")
     got = client.post("/api/epidoc", json={"xml": xml, "model": "builtin:greek", "top_k": 3})
     assert got.status_code == 200, got.text
     body = got.json()
-    r = CliRunner().invoke(main, ["run", "-m", "builtin:greek", "-k", "3", "--json", str(HAND)])
-    cli = json.loads(r.stdout)
-    assert body["input"] == cli["input"] == read_edition(HAND).text()
-    assert [c["text"] for c in body["completions"]] == [c["text"] for c in cli["completions"]]
-    assert body["lacunae"] == cli["lacunae"]
+    assert [len(x["readings"][0]["text"]) for x in body["lacunae"]] == [3, 4, 3]
+    assert sum("decoded as exactly" in n for n in body["notes"]) == 2
     again = read_edition("out.xml", body["epidoc"])
     assert len(again.lacunae) == len(read_edition(HAND).lacunae)
     assert body["leiden"].splitlines()[0] == "ὁ δῆμος ἐτίμησεν"
