@@ -20,6 +20,7 @@ class Builtin:
     path: str          # relative to the models directory; may be a glob (one match expected)
     family: str
     description: str
+    knows: str = ""    # what it was trained on, in a few words (the workbench's model picker)
 
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
@@ -30,7 +31,10 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "context) on Homer, Herodotus, Thucydides (Perseus); '?' = character to restore, "
             "'-' = missing"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
-            "ESM2-architecture protein MLM (fair-esm checkpoint) trained on HypF/AcyP sequences"),
+            "ESM2-architecture protein MLM (fair-esm checkpoint, 4 layers, hidden 128) trained on "
+            "ONE protein family only, HypF/AcyP (acylphosphatase, 64-127 residues): it does not "
+            "know other proteins; for those use an ESM2 checkpoint (fair-esm, e.g. "
+            "--model esm2_t6_8M_UR50D.pt)", "one protein family only: HypF/AcyP"),
 ]}
 
 

@@ -15,7 +15,7 @@ def list_models() -> list[dict]:
         except ModelLoadError:
             size, status = None, "missing"
         rows.append({"name": f"builtin:{key}", "family": entry.family, "status": status,
-                     "bytes": size, "description": entry.description})
+                     "bytes": size, "description": entry.description, "knows": entry.knows})
     from infill.models.antibody import ANTIBODY_MODELS, cache_dir, converted_path
     for spec in ANTIBODY_MODELS.values():
         folder = converted_path(spec.name)

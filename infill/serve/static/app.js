@@ -159,6 +159,21 @@ function renderRanked(result) {
   }
 }
 
+function clearResults() {
+  state.result = null;
+  $("results").hidden = true;
+  for (const id of ["notes", "aligned", "ranked"]) $(id).replaceChildren();
+  $("summary").textContent = "";
+}
+
+function defaultsNote(cfg) {   // as the CLI's status line: which defaults the model chose, and why
+  const d = cfg.defaults;
+  if (!d) return null;
+  const used = d.options.map((k) => `${k}: ${cfg[k]}`).join(", ");
+  const whose = d.source === "infill" ? "infill's" : `${d.source}'s`;
+  return `${used} (${whose} default${d.options.length > 1 ? "s" : ""}: ${d.why})`;
+}
+
 function render(result, typed, ms) {
   state.result = result;
   $("results").hidden = false;
@@ -171,6 +186,8 @@ function render(result, typed, ms) {
   readAs.replaceChildren("Read as ", el("code", {}, result.input));
   const notes = $("notes");
   notes.replaceChildren();
+  const chosen = defaultsNote(cfg);
+  if (chosen) notes.append(el("li", {class: "defaults"}, chosen));
   for (const n of result.notes) notes.append(el("li", {}, n));
   if (result.windows.length) {
     notes.append(el("li", {}, `longer than the model's context: decoded in ` +
@@ -238,6 +255,7 @@ function family() {
 function onModelChange() {
   const fam = family();
   document.body.dataset.family = fam;
+  $("region-field").hidden = fam !== "antibody";
   $("text").lang = fam === "greek" ? "grc" : (fam === "english" || fam === "text" ? "en" : "");
   for (const li of document.querySelectorAll("#conventions li")) {
     li.classList.toggle("na", !li.dataset.families.split(" ").includes(fam));
@@ -261,10 +279,30 @@ function intField(id) {
   return /^\d+$/.test(v) ? Number(v) : v;   // the server says what is wrong with anything else
 }
 
+// FASTA text: the server fills one record; the picker says which (1-based, the first by default)
+function fastaHeaders(text) {
+  const first = text.split("\n").map((l) => l.trim()).find((l) => l && !l.startsWith(";"));
+  if (!first || !first.startsWith(">")) return [];
+  return text.split("\n").map((l) => l.trim()).filter((l) => l.startsWith(">"))
+    .map((l) => l.slice(1).trim());
+}
+
+function onTextChange() {
+  const headers = fastaHeaders($("text").value);
+  const keep = $("record").value;
+  $("record-field").hidden = headers.length === 0;
+  $("record").replaceChildren(...headers.map((h, i) =>
+    el("option", {value: String(i + 1)}, `${i + 1}: ${h || "(no name)"}`)));
+  if (keep && Number(keep) <= headers.length) $("record").value = keep;
+}
+
 function payload() {
   const body = {text: $("text").value, model: $("model").value, gap: intField("gap"),
-                marker: $("marker").value, scorer: $("scorer").value, order: $("order").value,
+                marker: $("marker").value, scorer: $("scorer").value || null,
                 beam: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
+  if ($("order").value) body.order = $("order").value;     // else the model's default
+  if (!$("record-field").hidden && $("record").value) body.record = Number($("record").value);
+  if (!$("region-field").hidden && $("region").value) body.region = $("region").value;
   const pivot = $("pivot").value.trim().split(/\s+/).filter(Boolean);
   if (pivot.length) body.pivot = pivot.length === 1 ? pivot[0] : pivot;
   return body;
@@ -293,6 +331,7 @@ async function submit(event) {
     render(data, body.text, ms);
     setStatus(`${data.completions.length} hypotheses (${ms} ms)`);
   } catch (err) {
+    clearResults();              // an error never sits above the previous request's results
     setStatus(err.message, true);
   } finally {
     state.busy = false;
@@ -316,6 +355,7 @@ async function init() {
     }
   });
   $("model").addEventListener("change", onModelChange);
+  $("text").addEventListener("input", onTextChange);
   $("copy-json").addEventListener("click", () => copy(asJSON(), "JSON"));
   $("copy-fasta").addEventListener("click", () => copy(asFASTA(), "FASTA"));
   $("download-json").addEventListener("click",
@@ -326,14 +366,17 @@ async function init() {
     const [options, models] = await Promise.all([getJSON("/api/options"), getJSON("/api/models")]);
     state.options = options;
     state.models = models;
-    $("scorer").replaceChildren(...options.scorers.map((s) => el("option", {value: s}, s)));
-    $("order").replaceChildren(...options.orders.map((s) => el("option", {value: s}, s)));
+    $("scorer").replaceChildren(el("option", {value: ""}, "model's default"),
+                                ...options.scorers.map((s) => el("option", {value: s}, s)));
+    $("region").append(...(options.regions || []).map((r) => el("option", {value: r}, r)));
+    $("order").replaceChildren(el("option", {value: ""}, "model's default"),
+                               ...options.orders.map((s) => el("option", {value: s}, s)));
     $("model").replaceChildren(...models.map((m) => el("option",
-      {value: m.name, title: m.description}, `${m.name} (${m.family}${m.status === "loaded" ? ", loaded" : ""})`)));
+      {value: m.name, title: m.description}, `${m.name} (${m.knows || m.family}${m.status === "loaded" ? ", loaded" : ""})`)));
     const d = options.defaults;
     $("model").value = d.model;
-    $("scorer").value = d.scorer;
-    $("order").value = d.order;
+    $("scorer").value = "";
+    $("order").value = "";
     for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k];
     $("marker").value = d.marker;
     const lim = options.limits;
