@@ -247,24 +247,33 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, config: DecodeConfig, score
         upd = upd.masked_fill(~ok, NEG_INF)
 
         act = active.nonzero().squeeze(1)
-        col = slot if W > 1 else torch.zeros_like(slot)
-        at = (ni[row], bi[row], col)
-        grid = torch.full((N, B, W, V), NEG_INF, dtype=torch.float64, device=dev)
-        grid[at] = score[ni[row], bi[row], None] + upd
-        ok_grid = torch.zeros((N, B, W, V), dtype=torch.bool, device=dev)
-        ok_grid[at] = ok
-        tgt = torch.zeros((N, B, W), dtype=torch.long, device=dev)
-        tgt[at] = slot
-        lq_grid = torch.full((N, B, W, V), NEG_INF, dtype=torch.float64, device=dev)
-        lq_grid[at] = logq
-        grid, ok_grid, lq_grid = (t[act].reshape(len(act), B, W * V) for t in (grid, ok_grid, lq_grid))
+        at = (ni[row], bi[row], slot if W > 1 else torch.zeros_like(slot))
+        grid, ok_grid, lq_grid, tgt = _grids((N, B, W, V), act, at, score[at[:2]][:, None] + upd,
+                                             ok, logq, slot)
         vals, parent, cand = selector.select(
             Candidates(grid, lq_grid if selector.needs_logq else None, ok_grid, keys[act], step,
                        rng, fill[act], V, order.several), B)
-        _extend((fill, placed, when, score), act, tgt[act], lq_grid, vals, parent, cand,
+        _extend((fill, placed, when, score), act, tgt, lq_grid, vals, parent, cand,
                 V, step, selector, B)
     scorer.end_batch(N)
     return _assemble(score, fill, placed, when, n_gaps)
+
+
+def _grids(shape, act, at, cand_scores, ok, logq, slot):
+    """The step's candidates as [A, B, W*V] grids of the active inputs (scores, allowed, log q;
+    -inf / False where there is no candidate) and the [A, B, W] slot of each move column."""
+    N, B, W, V = shape
+    dev = cand_scores.device
+    grid = torch.full(shape, NEG_INF, dtype=torch.float64, device=dev)
+    grid[at] = cand_scores
+    ok_grid = torch.zeros(shape, dtype=torch.bool, device=dev)
+    ok_grid[at] = ok
+    lq_grid = torch.full(shape, NEG_INF, dtype=torch.float64, device=dev)
+    lq_grid[at] = logq
+    tgt = torch.zeros((N, B, W), dtype=torch.long, device=dev)
+    tgt[at] = slot
+    flat = (t[act].reshape(len(act), B, W * V) for t in (grid, ok_grid, lq_grid))
+    return (*flat, tgt[act])
 
 
 def _mix_keys(keys: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
