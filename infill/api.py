@@ -186,8 +186,9 @@ class FillResult:
     error: str | None = None
     windows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    defaults: Defaults | None = None
-    """The model's recommended options this decode used (:mod:`infill.models.defaults`)."""
+    defaults: Defaults | None = field(default=None, compare=False)
+    """The model's recommended options this decode used (:mod:`infill.models.defaults`); how the
+    options were chosen, not part of the result, so not compared."""
     length_score: str | None = None
     """How completions of several gap lengths were ranked together (None: one length)."""
 

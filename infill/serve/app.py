@@ -36,8 +36,9 @@ from infill.errors import InfillError
 from infill.serve.catalog import ModelCatalog
 from infill.api import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
-from infill.serve.schema import FillRequest, build_job, parse_request
+from infill.serve.schema import FillRequest, build_job, parse_request, request_defaults
 from infill.serve.worker import BatchWorker
+from infill.data.regions import REGIONS
 
 __all__ = ["STATIC", "create_app"]
 
@@ -182,6 +183,7 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     async def options() -> Response:
         return json_response({
             "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
+            "regions": list(REGIONS),
             "defaults": {"model": default_model, "scorer": DecodeConfig().scorer_name,
                          **{k: f.default for k, f in FillRequest.model_fields.items()
                             if k not in ("text", "model", "scorer", "id")}},
@@ -200,6 +202,7 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
         result = await await_result(request, worker.submit(job), limits.max_wait_s)
         if result.error is not None:
             return error(result.error)
+        result.defaults = request_defaults(req, job.model)[1]
         out = result.to_json(job.model, job.config, job.gap, req.id)
         out["notes"] = notes + out["notes"]
         return json_response(out)

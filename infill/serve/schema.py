@@ -3,7 +3,12 @@
 Body (JSON object; every field but ``text`` optional, defaults as ``infill run``)::
 
     {"text": "...", "model": "builtin:english", "gap": 1, "marker": "___", "scorer": "hcb",
-     "order": "left-to-right", "beam": 5, "top_k": 5, "pivot": null, "seed": 0, "id": null}
+     "order": "left-to-right", "beam": 5, "top_k": 5, "pivot": null, "seed": 0, "id": null,
+     "region": null, "record": 1}
+
+``text`` may be FASTA: ``record`` (1-based) picks the record to fill, the first by default.
+``region`` (antibody models: ``cdr3``, ``fr1``, ...) masks that IMGT region, as ``--region``.
+A scorer or order left out is the model's recommended default (the answer's ``config.defaults``).
 
 ``model`` defaults to the server's default model (its first ``--model``, else builtin:english);
 ``pivot`` is a token or a list of one token per gap position; ``id`` is echoed in the answer.
@@ -18,6 +23,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
+from infill.models.defaults import resolve_defaults
 from infill.errors import InputError
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
@@ -45,6 +51,8 @@ class FillRequest(BaseModel):
     pivot: str | list[str] | None = None
     seed: int = _D.seed
     id: str | None = None
+    region: str | None = None
+    record: int = 1
 
 
 def parse_request(body: bytes) -> FillRequest:
@@ -59,6 +67,38 @@ def parse_request(body: bytes) -> FillRequest:
         where = ".".join(str(part) for part in err["loc"]) or "request body"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         raise InputError(f"{where}: {err['msg']}{more}") from None
+
+
+def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
+    """``(config, Defaults)``: the model's recommended scorer and order for what the request left
+    out, as ``infill run`` resolves them (:mod:`infill.models.defaults`)."""
+    if config is None:
+        config = DecodeConfig(scorer=req.scorer, order=req.order)
+    chosen = {k for k in ("scorer", "order") if k in req.model_fields_set
+              and getattr(req, k) is not None}        # "scorer": null asks for the default
+    return resolve_defaults(model, config, chosen)
+
+
+def _record(text: str, record: int) -> tuple[str, list[str]]:
+    """The text to fill: ``text`` itself, or the ``record``-th record of FASTA text (with a note
+    naming it)."""
+    from infill.data.fasta import is_fasta, parse_fasta
+    if not is_fasta(text):
+        return text, []
+    records = parse_fasta(text, "the FASTA text")
+    if not 1 <= record <= len(records):
+        raise InputError(f"record {record} asked for, but the FASTA text has {len(records)} "
+                         "record(s)")
+    rec = records[record - 1]
+    return rec.sequence, [f"FASTA: filled record {record} of {len(records)} ({rec.header})"]
+
+
+def _region(text: str, region: str, family: str) -> str:
+    """``text`` with the IMGT ``region`` masked (antibody models only)."""
+    if family != "antibody":
+        raise InputError(f"region is for antibody models (this model's family: {family})")
+    from infill.data.regions import mask_region
+    return mask_region(text, region)
 
 
 def _within(value: int, what: str, high: int) -> int:
@@ -85,11 +125,14 @@ def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     pivot = tuple(req.pivot) if isinstance(req.pivot, list) else req.pivot
     config = DecodeConfig(scorer=req.scorer, order=req.order, beam_size=req.beam, pivot=pivot,
                           seed=req.seed)
-    text, notes = req.text, []
+    config, _ = request_defaults(req, model, config)
+    text, notes = _record(req.text, req.record)
+    if req.region is not None:
+        text = _region(text, req.region, catalog.family(model))
     if catalog.family(model) == "greek":
         from infill.data.leiden import convert
         converted = convert(text, req.marker)
-        text, notes = converted.text, list(converted.notes)
+        text, notes = converted.text, notes + list(converted.notes)
         if len(text) > limits.max_text:
             raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(text)} "
                            f"characters (limit {limits.max_text})")

@@ -41,11 +41,13 @@ def client(catalog):
 
 def expected(catalog, model: str, text: str, *, gap: int = 1, marker: str = "___",
              top_k: int = 5, id: str | None = None, **options) -> dict:
-    """What ``infill run --json`` prints for one input: a direct ``fill_each`` call."""
+    """What ``infill run --json`` prints for one input: a direct ``fill_each`` call (the options
+    not given take the model's recommended defaults, as in ``infill run``)."""
     from infill import DecodeConfig, fill_each
     from infill.api import effective_config
-    cfg = DecodeConfig(**options)
-    res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, config=cfg)[0]
+    from infill.models.defaults import resolve_defaults
+    cfg, _ = resolve_defaults(model, DecodeConfig(**options), chosen=set(options))
+    res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, **options)[0]
     return json.loads(json.dumps(res.to_json(model, effective_config(cfg, top_k), gap, id)))
 
 

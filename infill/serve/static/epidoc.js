@@ -40,9 +40,10 @@
     $("epidoc-status").textContent = `restoring ${file.name} …`;
     $("epidoc-download").hidden = true;
     const body = {xml: await file.text(), model: $("model").value,
-                  hide_supplied: $("hide-supplied").checked, order: $("order").value,
+                  hide_supplied: $("hide-supplied").checked,
                   beam: field("beam"), top_k: field("top_k"), seed: field("seed")};
     if ($("scorer").value) body.scorer = $("scorer").value;
+    if ($("order").value) body.order = $("order").value;     // else the model's default
     const res = await fetch("/api/epidoc", {method: "POST", body: JSON.stringify(body),
                                             headers: {"Content-Type": "application/json"}});
     const answer = await res.json();
