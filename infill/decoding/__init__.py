@@ -1,10 +1,13 @@
 """Decoding a gap with a masked LM (SPEC §1).
 
+- :mod:`infill.decoding.decoders`  the decoders as registered strategies (beam, ag)
 - :mod:`infill.decoding.engine`    the beam-search loop over a [inputs x beam] grid
+- :mod:`infill.decoding.orders`    which positions a hypothesis fills next (one entry per order)
 - :mod:`infill.decoding.scorers`   one update rule per class (standard, HCB, ablations)
 - :mod:`infill.decoding.selectors` which candidates survive a step (top-B, Gumbel sampling)
 - :mod:`infill.decoding.proposals` tempered / nucleus distributions and seeded draws (shared with MCMC)
 - :mod:`infill.decoding.windows`   context windows for inputs longer than the model's maximum
+- :mod:`infill.decoding.lengths`   gaps of uncertain length and whole-word gaps, ranked together
 
 Kept free of imports so that :mod:`infill.config` can import the registries without a cycle.
 """
