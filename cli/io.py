@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import click
 
+from .status import say
 from infill.data.fasta import format_fasta, is_fasta, parse_fasta
 from infill.data.files import check_length, check_text, read_input
 from infill.errors import InputError
@@ -181,9 +182,20 @@ def fill_digits(c) -> str:
                     for s, e in c.spans)
 
 
+TABLE_LEGEND = ("score: the decoder's sum of update terms (standard: log-probabilities; HCB: "
+                "log-ratios against the pivot, so it can be positive; only differences between "
+                "ranks matter); rank score: the --length-score of completions of different "
+                "lengths; conf: one digit per filled character, the tenth of probability its "
+                "token had when placed (9 = at least 0.9; in colour: the character's colour)")
+"""The table view's columns, explained once per run (on a terminal's stderr)."""
+
+
 def write_table(n: int, rec: Record, comps, color: bool) -> None:
     """Ranked completions; filled characters coloured by confidence (without colour: a ``conf``
-    column of confidence digits, one per filled character)."""
+    column of confidence digits, one per filled character). The first table of a run is preceded
+    by :data:`TABLE_LEGEND` on a terminal."""
+    if n == 1:
+        say(TABLE_LEGEND)
     click.echo(f"[{n}] {rec.header}" if rec.header else f"[{n}] {rec.text}")
     if rec.header:
         click.echo(f"    {rec.text}")
