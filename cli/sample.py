@@ -57,7 +57,7 @@ def _styled(s, color: bool) -> str:
 @field_option(SampleRequest, "gibbs")
 @field_option(SampleRequest, "allow_special")
 @click.option("--top-k", "-k", "top_k", default=10, show_default=True, type=click.IntRange(min=1),
-              help="Distinct samples shown per input (most visited first).")
+              help="Distinct samples shown per input (lowest energy first).")
 @click.option("--top", "top_alias", default=None, hidden=True, type=click.IntRange(min=1),
               callback=deprecated("--top", "--top-k"))
 @seed_option
@@ -72,7 +72,7 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
            **options):
     """Sample fills for each gap marker in TEXT by Metropolis–Hastings on the model's energy.
 
-    Prints the distinct samples, most visited first, with their energy (lower is better) and
+    Prints the distinct samples, lowest energy (best) first, with their energy and
     visit counts; --anneal turns the sampler into a mode seeker. An input longer than the
     model's maximum length is sampled in the longest context window centred on its gaps (said
     once on stderr; "windows" in --json). An input that cannot be sampled is reported and the
@@ -142,12 +142,12 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
         click.echo(f"  {kind}, energy {energy}: {chains} chains x {epochs} epochs, "
                    f"acceptance {res.acceptance_rate:.3f}, novel {res.novel_rate:.3f}, "
                    f"{len(res.samples)} distinct")
-        click.echo(f"  {'rank':>4}  {'visits':>6}  {'energy':>10}  sample")
+        click.echo(f"  {'rank':>4}  {'energy':>10}  {'visits':>6}  sample")
         for r, s in enumerate(res.samples[:top], 1):
-            click.echo(f"  {r:>4}  {s.count:>6}  {s.energy:>10.4f}  {_styled(s, color)}",
+            click.echo(f"  {r:>4}  {s.energy:>10.4f}  {s.count:>6}  {_styled(s, color)}",
                        color=color)
         if anneal > 0 or res.best.count == 0:
-            click.echo(f"  best  {res.best.count:>6}  {res.best.energy:>10.4f}  "
+            click.echo(f"  best  {res.best.energy:>10.4f}  {res.best.count:>6}  "
                        f"{_styled(res.best, color)}", color=color)
         click.echo()
     if failed:

@@ -62,7 +62,7 @@ class Visit:
 class ChainResult:
     """What :func:`mh` returns.
 
-    ``samples``      -- distinct visited states, most visited first (ties: lower energy first)
+    ``samples``      -- distinct visited states, lowest energy first (ties: most visited first)
     ``best``         -- the lowest-energy state ever visited (mode seeking), burn-in included
     ``final``        -- each chain's last state
     ``energy_trace`` -- [epochs + 1, chains] float64: each chain's energy at the start and
@@ -114,7 +114,7 @@ class SampleResult(ChainResult):
     def to_json(self, top_k: int | None = None) -> dict:
         """What ``infill sample --json`` writes for the input (after its id, text and model): the
         settings (the request's fields and ``gap``), the chains' statistics, the lowest-energy
-        state, the ``top_k`` most visited samples (all: None) and the context ``windows``."""
+        state, the ``top_k`` lowest-energy samples (all: None) and the context ``windows``."""
         return {**self.settings, "acceptance_rate": self.acceptance_rate,
                 "novel_rate": self.novel_rate, "proposals": self.proposals, "steps": self.steps,
                 "distinct": len(self.samples), "temperatures": self.temperatures,
@@ -317,7 +317,7 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
     if o.gibbs:
         run.finish_gibbs()
     samples = sorted((Visit(k, run.known_e[k], c) for k, c in run.counts.items()),
-                     key=lambda s: (-s.count, s.energy, s.tokens))
+                     key=lambda s: (s.energy, -s.count, s.tokens))
     return ChainResult(
         positions=positions, samples=samples,
         best=Visit(run.best_state, run.best_e, run.counts.get(run.best_state, 0)),

@@ -58,11 +58,11 @@ def test_table_output(runner, bert_dir):
     lines = r.output.splitlines()
     assert lines[0] == f"[1] {TEXT}"
     assert lines[1].startswith("  MH, energy local: 3 chains x 4 epochs, acceptance ")
-    assert lines[2].split() == ["rank", "visits", "energy", "sample"]
+    assert lines[2].split() == ["rank", "energy", "visits", "sample"]
     rows = [ln.split() for ln in lines[3:] if ln.strip()]
     assert 1 <= len(rows) <= 5 and [int(x[0]) for x in rows] == list(range(1, len(rows) + 1))
-    visits = [int(x[1]) for x in rows]
-    assert visits == sorted(visits, reverse=True)
+    energies = [float(x[1]) for x in rows]          # ranked by energy, visits beside it
+    assert energies == sorted(energies) and all(int(x[2]) >= 1 for x in rows)
     assert all(x[2 + 1] == "the" and x[-4:] == ["sat", "on", "the", "mat"] for x in rows)
 
 
