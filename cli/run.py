@@ -94,8 +94,9 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
     say(used.line())
     if region is not None:
         records = _regions(lm, records, region)
+    gaps: dict[int, object] = {}         # id(record) -> its per-marker gap list ([c.3] lacunae)
     if lm.unit == "characters":          # Greek: Leiden sigla ([...], [.3], [αβ]) accepted
-        records = _leiden(records, marker)
+        records = _leiden(records, marker, gap, gaps)
     color = use_color()
     long_inputs = LongInputs(lm, no_window)
     failed = 0
@@ -107,7 +108,7 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
     for first in range(0, len(chunks), shard.world):
         k = first + shard.rank
         mine = _decode_chunk(lm, chunks[k], gap, top_k, marker, cfg, long_inputs.window,
-                             length_score) \
+                             length_score, gaps) \
             if k < len(chunks) else None
         parts = shard.gather(mine)
         if not shard.main:
@@ -130,7 +131,8 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
                         res = FillResult(rec.text, [], error)
                     res.error = error
                     res.defaults = used
-                    json_line(res.to_json(model, effective_config(cfg, top_k), gap, rec.id))
+                    json_line(res.to_json(model, effective_config(cfg, top_k),
+                                          gaps.get(id(rec), gap), rec.id))
                 elif error is not None:
                     continue
                 elif fmt == "fasta":
@@ -147,22 +149,30 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
         raise CLIError(f"{failed} of {len(records)} input(s) could not be filled (see above)")
 
 
-def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window, length_score="pll"):
-    """One batch of records -> a FillResult (its ``windows`` when windowed) or None per record."""
+def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window, length_score="pll", gaps=None):
+    """One batch of records -> a FillResult (its ``windows`` when windowed) or None per record.
+    Records whose per-marker gap lists (``gaps``, by id) agree are decoded together."""
     import infill
 
-    ok = [r for r in chunk if r.text is not None]
-    with LongInputs.quiet():
-        results = infill.fill_each(lm, [r.text for r in ok], gap=gap, top_k=top_k, marker=marker,
-                                   config=cfg, window=window, length_score=length_score) \
-            if ok else []
-    by_id = {id(r): res for r, res in zip(ok, results)}
+    groups: dict[str, tuple[object, list]] = {}
+    for r in chunk:
+        if r.text is not None:
+            g = (gaps or {}).get(id(r), gap)
+            groups.setdefault(repr(g), (g, []))[1].append(r)
+    by_id = {}
+    for g, ok in groups.values():
+        with LongInputs.quiet():
+            results = infill.fill_each(lm, [r.text for r in ok], gap=g, top_k=top_k,
+                                       marker=marker, config=cfg, window=window,
+                                       length_score=length_score)
+        by_id.update({id(r): res for r, res in zip(ok, results)})
     return [by_id.get(id(r)) for r in chunk]
 
 
-def _leiden(records, marker):
+def _leiden(records, marker, gap=1, gaps=None):
     """Leiden-convention sigla of an edition -> infill's conventions (infill.data.leiden); a
-    malformed siglum is that input's error."""
+    malformed siglum is that input's error. The per-marker gap list of a record with approximate
+    lacunae ([c.3]: a range of lengths) goes into ``gaps`` by the new record's id."""
     from dataclasses import replace
 
     from infill.data.leiden import convert, has_sigla
@@ -176,6 +186,8 @@ def _leiden(records, marker):
         try:
             converted = convert(r.text, marker)
             out.append(replace(r, text=converted.text, notes=r.notes + converted.notes))
+            if converted.gaps and gaps is not None:
+                gaps[id(out[-1])] = converted.gap_list(gap)
         except InfillError as e:
             out.append(replace(r, text=None, error=str(e).splitlines()[0]))
     return out

@@ -12,7 +12,8 @@ Leiden                      meaning                                     becomes
 ``[...]``, ``[. . .]``      lacuna, one dot per lost letter             ``???`` (one ``?`` per
                             (``․`` U+2024 counts as a dot)              dot)
 ``[.3]``                    lacuna of 3 letters                         ``???``
-``[c.3]``, ``[ca. 3]``      lacuna of about 3 letters                   ``???`` (and a note)
+``[c.3]``, ``[ca. 3]``      lacuna of about 3 letters                   the gap marker, of
+                                                                        2-4 letters (a note)
 ``[- - -]``, ``[---]``      lacuna of unknown length                    ``---`` (missing, not
                                                                         restored; one per
                                                                         hyphen)
@@ -41,10 +42,19 @@ Malformed sigla raise :class:`~infill.errors.InputError` (one line, with the col
 unbalanced or crossed brackets, brackets of one kind nested in the same kind, empty brackets,
 digits in a lacuna that are not a count (``[.3]``, ``[c.3]``), a lacuna of unknown length
 written ``[.?]``, and counts above :data:`MAX_COUNT`.
+
+An approximate lacuna ``[c.n]`` becomes the gap marker with a range of lengths,
+:func:`~infill.data.epidoc.approximate_lengths` (n ± a fifth of n, at least ± 1, as EpiDoc's
+``precision="low"``), listed in :attr:`Converted.gaps`: every length is decoded and all the
+completions ranked together (``infill.fill(..., gap=converted.gap_list(gap))``). A range of more
+than :data:`~infill.decoding.lengths.MAX_LENGTHS` lengths is refused; when the text's ranges give
+more than :data:`~infill.decoding.lengths.MAX_VARIANTS` combinations, each lacuna is read as
+exactly n characters instead (and a note says so).
 """
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from dataclasses import dataclass
 
@@ -78,6 +88,16 @@ class Converted:
 
     text: str
     notes: tuple[str, ...] = ()
+    gaps: tuple[tuple[int, int] | None, ...] = ()
+    """One entry per gap marker of ``text``, in order, when it has approximate lacunae: their
+    (fewest, most) characters, None for a marker typed by the user; empty otherwise."""
+
+    def gap_list(self, gap):
+        """The ``gap`` option of :func:`infill.fill` for ``text``: ``gap`` itself without
+        approximate lacunae, else one length per marker (``gap`` for the user's markers)."""
+        if not self.gaps:
+            return gap
+        return [gap if g is None else g for g in self.gaps]
 
 
 def has_sigla(text: str) -> bool:
@@ -95,14 +115,25 @@ def convert(text: str, marker: str = "___") -> Converted:
         notes.append("the editor's doubt marks '(?)' were dropped")
         text = _DOUBT.sub("", text)
     text = _VACAT.sub(" ", text)
-    return Converted(_Scanner(text, marker).run(notes), tuple(notes))
+    from infill.decoding.lengths import MAX_VARIANTS
+
+    scan = _Scanner(text, marker, ranged=bool(marker))
+    out = scan.run(ranged_notes := list(notes))
+    combos = math.prod(hi - lo + 1 for lo, hi in scan.spans.values())
+    if combos <= MAX_VARIANTS:
+        return Converted(out, tuple(ranged_notes), tuple(scan.gaps) if scan.spans else ())
+    notes.append(f"the {combos} combinations of this text's approximate lacuna lengths exceed "
+                 f"{MAX_VARIANTS}: each decoded as exactly its stated length")
+    return Converted(_Scanner(text, marker, ranged=False).run(notes), tuple(notes))
 
 
 class _Scanner:
     """One left-to-right pass with a stack of open brackets."""
 
-    def __init__(self, text: str, marker: str):
-        self.text, self.marker = text, marker
+    def __init__(self, text: str, marker: str, ranged: bool = True):
+        self.text, self.marker, self.ranged = text, marker, ranged
+        self.spans: dict[int, tuple[int, int]] = {}     # out index -> range of [c.n] lacunae
+        self.gaps: list[tuple[int, int] | None] = []    # per marker of the joined text
         self.stack: list[tuple[str, str, int]] = []     # (opener, kind, column)
         self.open_kinds: set[str] = set()                # the kinds on the stack
         self.out: list[tuple[str, str]] = []            # (kind, piece): text | sigla | space | edge
@@ -202,8 +233,11 @@ class _Scanner:
         m = _APPROX.match(t, i)
         if m and (i == 0 or not t[i - 1].isalpha()):
             n = self.count(m.group(1), i)
-            notes.append(f"approximate lacuna {m.group(0)!r} read as exactly {n} characters")
-            self.emit("sigla", "?" * n)
+            if not self.ranged:
+                notes.append(f"approximate lacuna {m.group(0)!r} read as exactly {n} characters")
+                self.emit("sigla", "?" * n)
+                return m.end()
+            self.approximate(m.group(0), n, i, notes)
             return m.end()
         m = _EXACT.match(t, i)
         if m:
@@ -224,6 +258,23 @@ class _Scanner:
         else:
             self.emit("text", c)
         return i + 1
+
+    def approximate(self, siglum: str, n: int, col: int, notes: list[str]) -> None:
+        """``[c.n]``: the gap marker, decoded at every length of its range."""
+        from infill.data.epidoc import approximate_lengths
+        from infill.decoding.lengths import MAX_LENGTHS
+
+        lo, hi = approximate_lengths(n)
+        if hi - lo + 1 > MAX_LENGTHS:
+            raise self.fail(f"an approximate lacuna {siglum!r} ranges over {lo}-{hi} characters, "
+                            f"more than the limit of {MAX_LENGTHS} lengths; give its exact "
+                            f"length as [.{n}]", col)
+        if self.in_kind("deletion"):
+            return
+        self.spans[len(self.out)] = (lo, hi)
+        notes.append(f"approximate lacuna {siglum!r} decoded at every length from {lo} to {hi}, "
+                     f"all completions ranked together")
+        self.emit("sigla", self.marker)
 
     def count(self, digits: str, col: int) -> int:
         significant = digits.lstrip("0") or "0"
@@ -252,4 +303,8 @@ class _Scanner:
                 if "edge" in (prev, nxt) or prev == nxt == "sigla":
                     continue
             pieces.append(piece)
+            if n in self.spans:
+                self.gaps.append(self.spans[n])
+            elif kind == "text" and piece == self.marker:
+                self.gaps.append(None)
         return re.sub(" {2,}", " ", "".join(pieces))

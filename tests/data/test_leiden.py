@@ -62,10 +62,52 @@ def test_text_without_sigla_is_unchanged():
 
 def test_notes_for_loose_readings():
     got = convert("Ἀπολλ[c.4] (?) [ca. 2]ος")
-    assert got.text == "Ἀπολλ???? ??ος"
+    assert got.text == "Ἀπολλ___ ___ος"
+    assert got.gaps == ((3, 5), (1, 3))
     assert got.notes == ("the editor's doubt marks '(?)' were dropped",
-                         "approximate lacuna 'c.4' read as exactly 4 characters",
-                         "approximate lacuna 'ca. 2' read as exactly 2 characters")
+                         "approximate lacuna 'c.4' decoded at every length from 3 to 5, all "
+                         "completions ranked together",
+                         "approximate lacuna 'ca. 2' decoded at every length from 1 to 3, all "
+                         "completions ranked together")
+
+
+def test_approximate_lacunae_are_ranges_beside_the_users_markers():
+    got = convert("αβ[c.10] ___ γ[...] δ[c.3]")
+    assert got.text == "αβ___ ___ γ??? δ___"
+    assert got.gaps == ((8, 12), None, (2, 4))      # n ± max(1, n/5), as EpiDoc precision="low"
+    assert got.gap_list(2) == [(8, 12), 2, (2, 4)]
+    assert got.gap_list("4-6") == [(8, 12), "4-6", (2, 4)]
+    exact = convert("αβ[...] ___ [.3]γ")            # no approximate lacuna: the option as is
+    assert (exact.text, exact.gaps, exact.gap_list(2)) == ("αβ??? ___ ???γ", (), 2)
+    assert convert("α{[c.3]}β") == Converted("αβ")  # a deleted lacuna is no gap
+
+
+def test_too_many_length_combinations_fall_back_to_exact_lengths():
+    got = convert("[c.5] α [c.5] β [c.5] γ [c.5]")   # 3**4 = 81 > MAX_VARIANTS (64)
+    assert got.text == "????? α ????? β ????? γ ?????" and got.gaps == ()
+    assert got.notes[0] == ("the 81 combinations of this text's approximate lacuna lengths "
+                            "exceed 64: each decoded as exactly its stated length")
+    assert got.notes[1:] == ("approximate lacuna 'c.5' read as exactly 5 characters",) * 4
+    three = convert("[c.5] α [c.5] β [c.5]")          # 27 combinations: ranges
+    assert three.gaps == ((4, 6),) * 3
+
+
+def test_without_a_marker_approximate_lacunae_are_exact():
+    got = convert("α[c.3]β", marker="")
+    assert (got.text, got.gaps) == ("α???β", ())
+    assert got.notes == ("approximate lacuna 'c.3' read as exactly 3 characters",)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("α[c.40]", "column 3: an approximate lacuna 'c.40' ranges over 32-48 characters, more than "
+                "the limit of 16 lengths; give its exact length as [.40]"),
+    ("α[c.800]", "column 3: a lacuna count must be between 1 and 500, got 800"),
+    ("α[c.1000]", "column 3: a lacuna count must be between 1 and 500, got a number of 4 digits"),
+])
+def test_huge_approximate_lacunae_are_refused(text, message):
+    with pytest.raises(InputError) as e:
+        convert(text)
+    assert message in str(e.value) and "\n" not in str(e.value)
 
 
 def test_custom_marker_is_kept():
