@@ -92,6 +92,8 @@ def epidoc_paths(args: list[str], input_file: str | None = None
             found += [(f, None) for f in files]
         elif p.suffix.lower() == ".xml":
             found.append((n, None))
+        elif not p.is_file():       # a pipe or device: read once, by the command, not twice
+            return None
         else:
             text = read_text(p, "input file", input_limit())   # a command's input: its bound
             if not is_epidoc(text):
