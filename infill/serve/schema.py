@@ -129,12 +129,15 @@ def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     text, notes = _record(req.text, req.record)
     if req.region is not None:
         text = _region(text, req.region, catalog.family(model))
+    gap = req.gap
     if catalog.family(model) == "greek":
         from infill.data.leiden import convert
         converted = convert(text, req.marker)
         text, notes = converted.text, notes + list(converted.notes)
+        if converted.gaps:        # [c.3]: every length of its range, one entry per marker
+            gap = tuple(converted.gap_list(req.gap))
         if len(text) > limits.max_text:
             raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(text)} "
                            f"characters (limit {limits.max_text})")
-    return Job(model, effective_config(config, req.top_k), req.gap, req.marker, text,
+    return Job(model, effective_config(config, req.top_k), gap, req.marker, text,
                req.top_k), notes

@@ -49,7 +49,7 @@ class Job:
 
     model: str
     config: DecodeConfig
-    gap: int
+    gap: int | tuple        # a tuple: one length or (lo, hi) range per marker (Leiden [c.3])
     marker: str
     text: str
     top_k: int
@@ -216,7 +216,9 @@ class BatchWorker:
         keep = []
         for job, fut in items:
             try:
-                n = len(model.encode(job.text, job.gap, job.marker).positions)
+                longest = job.gap if isinstance(job.gap, int) else \
+                    max(g if isinstance(g, int) else g[1] for g in job.gap)
+                n = len(model.encode(job.text, longest, job.marker).positions)
             except InfillError:
                 n = 0
             if n > self.limits.max_positions:
@@ -232,7 +234,8 @@ class BatchWorker:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LongInputWarning)   # noted per result below
-                results = self.fill(model, [j.text for j, _ in items], gap=job.gap,
+                gap = list(job.gap) if isinstance(job.gap, tuple) else job.gap
+                results = self.fill(model, [j.text for j, _ in items], gap=gap,
                                     top_k=max(j.top_k for j, _ in items), marker=job.marker,
                                     config=job.config)
         except InfillError as e:           # the whole group's problem (e.g. a gap too long)

@@ -54,10 +54,15 @@ def test_greek_leiden_is_converted(client, catalog, expected_fn):
     got = client.post("/api/fill", json={"text": "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ[c.1]ος (?)",
                                          "model": "builtin:greek", "top_k": 3})
     assert got.status_code == 200, got.text[:300]
-    want = expected_fn(catalog, "builtin:greek", "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος ", top_k=3)
-    assert got.json()["input"] == "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος "
+    # [c.1]: every length from 1 to 2, ranked together (as infill run and infill.fill)
+    want = expected_fn(catalog, "builtin:greek", "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ___ος ",
+                       gap=[(1, 2)], top_k=3)
+    assert got.json()["input"] == "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ___ος "
+    assert got.json()["gap"] == [[1, 2]] and got.json()["config"]["length_score"] == "pll"
+    assert all("rank_score" in c for c in got.json()["completions"])
     assert got.json()["notes"][:2] == ["the editor's doubt marks '(?)' were dropped",
-                                       "approximate lacuna 'c.1' read as exactly 1 characters"]
+                                       "approximate lacuna 'c.1' decoded at every length from 1 "
+                                       "to 2, all completions ranked together"]
     assert {**got.json(), "notes": []} == {**want, "notes": []}
 
 
