@@ -25,7 +25,9 @@ class Builtin:
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("english", "english", "english",
-            "WordPiece BERT (2 layers, hidden 256, vocab 2000) trained on Tiny Shakespeare"),
+            "WordPiece BERT (4 layers, hidden 256, word-level vocabulary of 8000) trained with "
+            "whole-word masking on the spoken lines of 34 Shakespeare plays + Tiny Shakespeare",
+            "Shakespeare's plays"),
     Builtin("greek", "greek", "greek",
             "Ithaca-style character transformer (conv + 4 layers, hidden 192, 255-character "
             "context) on Homer, Herodotus, Thucydides (Perseus); '?' = character to restore, "
