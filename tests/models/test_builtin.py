@@ -125,6 +125,7 @@ def test_builtin_greek_restores_better_than_chance():
     spots = [i for i, c in enumerate(text) if c.isalpha()]
     inputs = [text[:i] + "?" + text[i + 1:] for i in spots]
     out = infill.fill(lm, inputs, top_k=5)
-    top1 = sum(o[0].fills[0] == text[i] for o, i in zip(out, spots)) / len(spots)
-    top5 = sum(text[i] in [c.fills[0] for c in o] for o, i in zip(out, spots)) / len(spots)
+    # fills come in the user's script (accents of a known word, final ς): compare normalized letters
+    top1 = sum(normalize(o[0].fills[0]) == text[i] for o, i in zip(out, spots)) / len(spots)
+    top5 = sum(text[i] in [normalize(c.fills[0]) for c in o] for o, i in zip(out, spots)) / len(spots)
     assert len(spots) == 79 and top1 >= 0.40 and top5 >= 0.70, (top1, top5)
