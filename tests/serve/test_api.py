@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import infill
+
 pytest.importorskip("fastapi", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
 
 ENGLISH = "To be, or not to ___, that is the question."
@@ -205,8 +207,9 @@ def test_errors_do_not_reveal_server_paths(client, catalog):
 
 
 def test_long_input_is_windowed_with_a_note(client, catalog, expected_fn):
-    text = "the cat sat on the mat and " * 12 + "the ___ sat"      # > 48 WordPieces
+    text = "the cat sat on the mat and " * 12 + "the ___ sat"      # > 64 WordPieces
     got = client.post("/api/fill", json={"text": text}).json()
     want = expected_fn(catalog, "builtin:english", text)
     assert got["completions"] == want["completions"] and got["windows"] == want["windows"]
-    assert got["windows"] and any("maximum length (48 tokens)" in n for n in got["notes"])
+    limit = infill.load_model("builtin:english").max_length
+    assert got["windows"] and any(f"maximum length ({limit} tokens)" in n for n in got["notes"])
