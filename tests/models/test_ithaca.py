@@ -29,8 +29,10 @@ MARKER = Path("/tmp/ithaca_fixture_pwned")
 
 @pytest.fixture(scope="module", params=PICKLES)
 def lm(request) -> IthacaMaskedLM:
+    threads = torch.get_num_threads()   # one thread here; the rest of the suite keeps its own
     torch.set_num_threads(1)
-    return infill.load_model(str(FIX / request.param), device="cpu")
+    yield infill.load_model(str(FIX / request.param), device="cpu")
+    torch.set_num_threads(threads)
 
 
 def _case(i: int):

@@ -23,8 +23,10 @@ TEXT = "ειπε- επειδη ___ ___ ανηρ"     # two gap characters next t
 
 @pytest.fixture(scope="module")
 def lm():
+    threads = torch.get_num_threads()   # one thread here; the rest of the suite keeps its own
     torch.set_num_threads(1)
-    return infill.load_model(CKPT, device="cpu")
+    yield infill.load_model(CKPT, device="cpu")
+    torch.set_num_threads(threads)
 
 
 def invoke(*args):

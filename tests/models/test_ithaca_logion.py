@@ -46,8 +46,10 @@ def greek_bert(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def lm(greek_bert):
+    threads = torch.get_num_threads()   # one thread here; the rest of the suite keeps its own
     torch.set_num_threads(1)
-    return infill.load_model(greek_bert, device="cpu")
+    yield infill.load_model(greek_bert, device="cpu")
+    torch.set_num_threads(threads)
 
 
 def by_hand(greek_bert, ids: list[int], positions: list[int]) -> torch.Tensor:

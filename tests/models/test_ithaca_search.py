@@ -23,8 +23,10 @@ CASES = EXPECTED["cases"]
 
 @pytest.fixture(scope="module", params=["ithaca_tiny_numpy.pkl", "ithaca_tiny_jax.pkl"])
 def lm(request):
+    threads = torch.get_num_threads()   # one thread here; the rest of the suite keeps its own
     torch.set_num_threads(1)
-    return infill.load_model(str(FIX / request.param), device="cpu")
+    yield infill.load_model(str(FIX / request.param), device="cpu")
+    torch.set_num_threads(threads)
 
 
 def check(completions, want):
