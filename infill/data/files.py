@@ -82,7 +82,7 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES
     system reports (0 for /dev/zero and pipes). InputError if it is missing, a directory,
     unreadable or longer than its limit (the limit is named)."""
     p = Path(path)
-    chunks, total = [], 0
+    data, total = b"", 0
     try:
         is_dir = p.is_dir()
     except (OSError, ValueError):
@@ -94,14 +94,10 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):    # a device or pipe may never end
                 limit = min(limit, input_limit())
-            elif st.st_size > limit:            # a regular file says so at once
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:   # a regular file says so at once
                 total = st.st_size
-            while total <= limit:
-                chunk = f.read(min(_CHUNK, limit + 1 - total))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
+            else:
+                data, total = _read_at_most(f, limit)
     except (FileNotFoundError, ValueError):    # ValueError: a name no file can have (NUL)
         raise InputError(f"{what} not found: {str(p)!r}") from None
     except OSError as e:
@@ -109,7 +105,20 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES
     if total > limit:
         raise InputError(f"{what} {str(p)!r} is longer than the {_size(limit)} limit"
                          f"{_limit_hint(limit)}")
-    return b"".join(chunks)
+    return data
+
+
+def _read_at_most(stream, limit: int) -> tuple[bytes, int]:
+    """Up to ``limit + 1`` bytes of a binary stream, in chunks (a stream longer than ``limit``
+    shows as ``total > limit``); never more, whatever the stream is."""
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = stream.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks), total
 
 
 def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
@@ -238,16 +247,10 @@ def read_stdin(limit: int | None = None) -> str:
         if len(data) > limit:
             raise InputError(f"<stdin> is longer than the {_size(limit)} limit{_limit_hint(limit)}")
         return check_text(data, "<stdin>") if isinstance(data, str) else decode_bytes(data, "<stdin>")
-    chunks, total = [], 0
-    while total <= limit:
-        chunk = stream.read(min(_CHUNK, limit + 1 - total))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
+    data, total = _read_at_most(stream, limit)
     if total > limit:
         raise InputError(f"<stdin> is longer than the {_size(limit)} limit{_limit_hint(limit)}")
-    return decode_bytes(b"".join(chunks), "<stdin>")
+    return decode_bytes(data, "<stdin>")
 
 
 def check_text(text: str, where: str) -> str:
