@@ -141,6 +141,13 @@ class DecodeConfig(Request):
         return make_scorer(self.scorer if isinstance(self.scorer, Scorer) else self.scorer_name,
                            pivot=self.pivot, pivot_context=self.pivot_context)
 
+    def search(self):
+        """The engine's parts for these options (:class:`~infill.decoding.engine.Search`): a
+        fresh scorer (or the given instance), the order and the selector."""
+        from infill.decoding.engine import Search
+        return Search(self.make_scorer(), ORDER_REGISTRY[self.order], self.make_selector(),
+                      self.beam_size, self.seed, self.allow_special)
+
     def make_selector(self) -> Selector:
         if self.sampling is not None:
             return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))

@@ -9,5 +9,7 @@
 - :mod:`infill.decoding.windows`   context windows for inputs longer than the model's maximum
 - :mod:`infill.decoding.lengths`   gaps of uncertain length and whole-word gaps, ranked together
 
-Kept free of imports so that :mod:`infill.config` can import the registries without a cycle.
+Kept free of imports (the registries are read without torch). No module here imports
+:mod:`infill.config`: the engine takes its parts (:class:`~infill.decoding.engine.Search`), which
+``DecodeConfig.search()`` makes from the options.
 """

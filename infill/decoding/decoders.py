@@ -2,7 +2,7 @@
 decodes a batch of token sequences, ``run(model, inputs, config, gaps=...) -> hypotheses``.
 
 Entries name their function by import path, so that :mod:`infill.config` can list the names
-without importing the engine (which imports the config). A new decoder is one entry here.
+without importing torch. A new decoder is one entry here.
 """
 from __future__ import annotations
 
@@ -27,12 +27,19 @@ class Decoder:
 
 
 DECODERS: dict[str, Decoder] = {
-    "beam": Decoder("infill.decoding.engine:beam_search", restricts=True,
+    "beam": Decoder("infill.decoding.decoders:beam", restricts=True,
                     help="beam search (any scorer and order, or a sampling baseline)"),
     "ag": Decoder("infill.joint.decoder:decode_ag", positions=2,
                   help="the Arnold-Gokhale pairwise joint (gaps of exactly two tokens)"),
 }
 """Decoder names -> strategies; the first is the default."""
+
+
+def beam(model, inputs, config, gaps=None, allowed=None):
+    """The beam decoder: the engine (:func:`~infill.decoding.engine.beam_search`) with the
+    parts the decoding options make (``config.search()``)."""
+    from infill.decoding.engine import beam_search
+    return beam_search(model, inputs, config.search(), gaps=gaps, allowed=allowed)
 
 
 def run_decoder(model, inputs, gaps, config, allowed=None):

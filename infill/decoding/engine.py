@@ -24,11 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from infill.config import DecodeConfig
 from infill.decoding.proposals import KeyedRNG, subkeys
-from infill.decoding.orders import ORDERS, Order
+from infill.decoding.orders import Order
 from infill.decoding.scorers import Context, Scorer, Setup, Step
-from infill.decoding.selectors import Candidates
+from infill.decoding.selectors import Candidates, Selector
 from infill.errors import ConfigError, InfillError, InputError
 from infill.models.base import MaskedLM, pad_batch
 
@@ -47,6 +46,21 @@ class Hypothesis:
     score: float
     logq: tuple[float, ...] = ()
     steps: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Search:
+    """The parts of one beam search, made from the decoding options by
+    :meth:`infill.config.DecodeConfig.search`: the update rule, the order, the rule of which
+    candidates survive, the beam size B, the seed of every draw, and whether special tokens may
+    be placed in a gap. A scorer instance may be stateful (shared across calls)."""
+
+    scorer: Scorer
+    order: Order
+    selector: Selector
+    beam_size: int
+    seed: int = 0
+    allow_special: bool = False
 
 
 def input_key(ids: Sequence[int], gaps: Sequence[int]) -> int:
@@ -117,29 +131,25 @@ def _validate(model: MaskedLM, inputs, gaps) -> tuple[list[list[int]], list[list
     return seqs, out_gaps
 
 
-def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]],
-                config: DecodeConfig | None = None, gaps: Sequence[Sequence[int]] | None = None,
+def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search,
+                gaps: Sequence[Sequence[int]] | None = None,
                 allowed: Sequence[torch.Tensor | None] | None = None) -> list[list[Hypothesis]]:
     """Fill the gaps of a batch of token sequences; returns each input's hypotheses, best first.
 
     inputs  -- id sequences (any lengths); gap positions are ``gaps[i]`` or, if not given, every
                position holding ``model.mask_id``.
-    config  -- the decoding options (:class:`~infill.config.DecodeConfig`); its ``scorer`` may be
-               an instance (e.g. a stateful ablation shared across calls).
+    search  -- the parts of the search (:class:`Search`; ``DecodeConfig.search()`` makes them
+               from the decoding options).
     allowed -- optional per input: None, or a [n_gaps, V] bool mask of the tokens that may be
                placed at each of its gap positions (in position order), on top of the model's
                own restriction (e.g. a whole-word gap: no continuation piece first).
     Inputs are decoded together, one forward call per step, in as few chunks as the memory budget
     (:func:`memory_budget`) allows; results do not depend on the chunking or on batch mates.
     """
-    config = config if config is not None else DecodeConfig()
-    if config.decoder != "beam":
-        raise ConfigError(f"beam_search runs the beam decoder, not {config.decoder!r}")
     seqs, gaps = _validate(model, inputs, gaps)
-    allowed = _slot_masks(model, gaps, allowed, config.allow_special)
-    scorer = config.make_scorer()
-    order = ORDERS[config.order]
-    B, V = config.beam_size, model.vocab_size
+    allowed = _slot_masks(model, gaps, allowed, search.allow_special)
+    order = search.order
+    B, V = search.beam_size, model.vocab_size
     P = max(len(g) for g in gaps)
     per_input = _bytes_per_input(B, V, P, order)
     budget = memory_budget()
@@ -152,7 +162,7 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]],
     out: list[list[Hypothesis]] = []
     for s in range(0, len(seqs), chunk):
         out += _decode(model, seqs[s:s + chunk], gaps[s:s + chunk], allowed[s:s + chunk],
-                       config, scorer, order)
+                       search)
     return out
 
 
@@ -198,10 +208,10 @@ def _step_logq(model, order: Order, scorer: Scorer, x, attn, slots, unfilled, al
     return row, slot, logq
 
 
-def _decode(model: MaskedLM, seqs, gaps, allowed_in, config: DecodeConfig, scorer: Scorer,
-            order: Order) -> list[list[Hypothesis]]:
+def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[list[Hypothesis]]:
     dev = model.device
-    B, V = config.beam_size, model.vocab_size
+    scorer, order, selector = search.scorer, search.order, search.selector
+    B, V = search.beam_size, model.vocab_size
     for x, g in zip(seqs, gaps):
         for t in g:
             x[t] = model.mask_id
@@ -214,12 +224,11 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, config: DecodeConfig, score
     allowed = torch.zeros((N, P, V), dtype=torch.bool)
     for i, a in enumerate(allowed_in):
         allowed[i, :len(a)] = a
-    scorer.prepare(Setup(model, model.allowed_mask(config.allow_special), n_gaps.tolist(), P))
+    scorer.prepare(Setup(model, model.allowed_mask(search.allow_special), n_gaps.tolist(), P))
     base, attn, slots, slot_ok, n_gaps, allowed = (t.to(dev) for t in (base, attn, slots, slot_ok,
                                                                         n_gaps, allowed))
-    selector = config.make_selector()
-    gen = torch.Generator().manual_seed(config.seed)
-    rng = KeyedRNG(config.seed)
+    gen = torch.Generator().manual_seed(search.seed)
+    rng = KeyedRNG(search.seed)
     keys = subkeys(keys_in, B).to(dev)                                    # [N, B]
 
     fill = torch.full((N, B, P), -1, dtype=torch.long, device=dev)

@@ -141,8 +141,8 @@ def _greedy(model: MaskedLM, ids: list[int], allow_special: bool,
     """Left-to-right greedy fill of ``positions``: beam size 1 with the standard scorer."""
     from infill.decoding.engine import beam_search
     hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
-                                                  beam_size=1, allow_special=allow_special),
-                       gaps=[list(positions)])[0]
+                                                  beam_size=1, allow_special=allow_special
+                                                  ).search(), gaps=[list(positions)])[0]
     return tuple(int(t) for t in hyps[0].tokens)
 
 
