@@ -5,6 +5,7 @@
     GET  /api/options   scorers, orders, defaults and limits (what the page's controls offer)
     GET  /api/health    {"status": "ok", ...} and the batching worker's counters
     POST /api/fill      one input -> the object of one line of ``infill run --json``
+                        ("record": "all": every FASTA record -> {"records": [one such per record]})
 
 Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
 over the limits, 429 when the queue is full, 503 when a request waited in the queue past
@@ -198,6 +199,11 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     @app.post("/api/fill")
     async def fill(request: Request) -> Response:
         req = parse_request(await read_body(request, limits.max_body))
+        if req.record == "all":             # every FASTA record: one entry per record
+            from infill.serve.records import fill_records
+            return json_response(await fill_records(
+                req, catalog, limits, default_model, worker,
+                lambda fut: await_result(request, fut, limits.max_wait_s)))
         job, notes = build_job(req, catalog, limits, default_model)
         result = await await_result(request, worker.submit(job), limits.max_wait_s)
         if result.error is not None:

@@ -6,7 +6,9 @@ Body (JSON object; every field but ``text`` optional, defaults as ``infill run``
      "order": "left-to-right", "beam": 5, "top_k": 5, "pivot": null, "seed": 0, "id": null,
      "region": null, "record": 1}
 
-``text`` may be FASTA: ``record`` (1-based) picks the record to fill, the first by default.
+``text`` may be FASTA: ``record`` (1-based) picks the record to fill, the first by default;
+``"record": "all"`` fills every record and answers ``{"id", "records": [...]}``, one line of
+``infill run --json`` per record (:mod:`infill.serve.records`).
 ``region`` (antibody models: ``cdr3``, ``fr1``, ...) masks that IMGT region, as ``--region``.
 A scorer or order left out is the model's recommended default (the answer's ``config.defaults``).
 
@@ -19,7 +21,11 @@ passes silently. For Greek models the text's Leiden sigla are converted first
 """
 from __future__ import annotations
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+import json
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
@@ -29,7 +35,7 @@ from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.worker import Job
 
-__all__ = ["FillRequest", "build_job", "parse_request"]
+__all__ = ["FillRequest", "build_job", "check_request", "parse_request", "text_job"]
 
 MAX_MARKER = 32
 _D = DecodeConfig()        # the library's defaults, as `infill run` uses them
@@ -52,7 +58,15 @@ class FillRequest(BaseModel):
     seed: int = _D.seed
     id: str | None = None
     region: str | None = None
-    record: int = 1
+    record: int | Literal["all"] = 1
+
+    @field_validator("record", mode="before")
+    @classmethod
+    def _record_kind(cls, value):
+        if not (value == "all" or (isinstance(value, int) and not isinstance(value, bool))):
+            raise PydanticCustomError("record", 'a record number (1, 2, ...) or "all", got '
+                                      "{value}", {"value": json.dumps(value)})
+        return value
 
 
 def parse_request(body: bytes) -> FillRequest:
@@ -85,18 +99,18 @@ def _record(text: str, record: int) -> tuple[str, list[str]]:
     from infill.data.fasta import is_fasta, parse_fasta
     if not is_fasta(text):
         return text, []
-    records = parse_fasta(text, "the FASTA text")
+    records = parse_fasta(text, "the FASTA text", keep_empty=True)   # numbered as the picker
     if not 1 <= record <= len(records):
         raise InputError(f"record {record} asked for, but the FASTA text has {len(records)} "
                          "record(s)")
     rec = records[record - 1]
+    if not rec.sequence:
+        raise InputError(f"FASTA record {record} ({rec.header}) has no sequence")
     return rec.sequence, [f"FASTA: filled record {record} of {len(records)} ({rec.header})"]
 
 
-def _region(text: str, region: str, family: str) -> str:
-    """``text`` with the IMGT ``region`` masked (antibody models only)."""
-    if family != "antibody":
-        raise InputError(f"region is for antibody models (this model's family: {family})")
+def _region(text: str, region: str) -> str:
+    """``text`` with the IMGT ``region`` masked (antibody models: :func:`check_request`)."""
     from infill.data.regions import mask_region
     return mask_region(text, region)
 
@@ -107,11 +121,11 @@ def _within(value: int, what: str, high: int) -> int:
     return value
 
 
-def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-              default_model: str) -> tuple[Job, list[str]]:
-    """The :class:`Job` a request asks for, and notes on how its text was read (Leiden).
-    Raises :class:`InputError` / :class:`ConfigError` / :class:`TooLarge` for what this server
-    cannot take."""
+def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
+                  default_model: str) -> tuple[str, DecodeConfig]:
+    """The model and decoding options a request asks for, checked against this server's limits
+    (what holds for every text of the request). Raises :class:`InputError` /
+    :class:`ConfigError` / :class:`TooLarge`."""
     model = catalog.check(req.model if req.model is not None else default_model)
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
@@ -122,18 +136,28 @@ def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     _within(req.gap, "gap", limits.max_gap)
     _within(req.beam, "beam", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
+    if req.region is not None and catalog.family(model) != "antibody":
+        raise InputError(f"region is for antibody models (this model's family: "
+                         f"{catalog.family(model)})")
     pivot = tuple(req.pivot) if isinstance(req.pivot, list) else req.pivot
     config = DecodeConfig(scorer=req.scorer, order=req.order, beam_size=req.beam, pivot=pivot,
                           seed=req.seed)
     config, _ = request_defaults(req, model, config)
-    text, notes = _record(req.text, req.record)
+    return model, config
+
+
+def text_job(req: FillRequest, text: str, model: str, config: DecodeConfig,
+             catalog: ModelCatalog, limits: Limits) -> tuple[Job, list[str]]:
+    """The :class:`Job` filling ``text`` (the request's text or one FASTA record of it) and notes
+    on how it was read: the ``region`` masked, Leiden sigla converted (Greek models)."""
+    notes: list[str] = []
     if req.region is not None:
-        text = _region(text, req.region, catalog.family(model))
+        text = _region(text, req.region)
     gap = req.gap
     if catalog.family(model) == "greek":
         from infill.data.leiden import convert
         converted = convert(text, req.marker)
-        text, notes = converted.text, notes + list(converted.notes)
+        text, notes = converted.text, list(converted.notes)
         if converted.gaps:        # [c.3]: every length of its range, one entry per marker
             gap = tuple(converted.gap_list(req.gap))
         if len(text) > limits.max_text:
@@ -141,3 +165,16 @@ def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
                            f"characters (limit {limits.max_text})")
     return Job(model, effective_config(config, req.top_k), gap, req.marker, text,
                req.top_k), notes
+
+
+def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
+              default_model: str) -> tuple[Job, list[str]]:
+    """The :class:`Job` a request asks for, and notes on how its text was read (the FASTA
+    record, Leiden). Raises :class:`InputError` / :class:`ConfigError` / :class:`TooLarge` for
+    what this server cannot take."""
+    model, config = check_request(req, catalog, limits, default_model)
+    if req.record == "all":
+        raise InputError("record 'all' is answered per record (fill_records), not as one job")
+    text, notes = _record(req.text, req.record)
+    job, read = text_job(req, text, model, config, catalog, limits)
+    return job, notes + read

@@ -191,7 +191,8 @@ def test_page_takes_fasta_and_offers_its_records(cli_server, browser):
     box.send_keys(PROTEIN_FASTA)
     records = Select(browser.find_element(By.ID, "record"))
     assert browser.find_element(By.ID, "record-field").is_displayed()
-    assert [o.text for o in records.options] == ["1: first some protein", "2: second"]
+    assert [o.text for o in records.options] == ["1: first some protein", "2: second",
+                                                 "all 2 records"]
     records.select_by_value("2")
     _submit_and_wait(browser)
     status = browser.find_element(By.ID, "status")
@@ -232,3 +233,76 @@ def test_region_picker_only_for_antibody_models(cli_server, browser):
     regions = [o.get_attribute("value")
                for o in Select(browser.find_element(By.ID, "region")).options]
     assert regions == ["", "fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
+
+
+THREE_RECORDS = PROTEIN_FASTA + ">broken one\nMKV1AA??LL\n"
+
+
+def _fill_all_records(driver, base: str, width: int):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    _ready(driver, base, width)
+    Select(driver.find_element(By.ID, "model")).select_by_value("builtin:protein")
+    box = driver.find_element(By.ID, "text")
+    box.clear()
+    box.send_keys(THREE_RECORDS)
+    records = Select(driver.find_element(By.ID, "record"))
+    assert [o.text for o in records.options][-1] == "all 3 records"
+    records.select_by_value("all")
+    _submit_and_wait(driver)
+
+
+@pytest.mark.parametrize("width", [1100, 390])
+def test_page_fills_every_record_at_once(cli_server, browser, post_fn, tmp_path, width):
+    """"all records": one section per record under its name, each with the server's answer for
+    that record; the broken record shows its error in its own section only; the page fits."""
+    from selenium.webdriver.common.by import By
+    status, want = post_fn(cli_server, "/api/fill", {"text": THREE_RECORDS, "record": "all",
+                                                     "model": "builtin:protein"})
+    assert status == 200
+    _fill_all_records(browser, cli_server, width)
+    status = browser.find_element(By.ID, "status")
+    assert "error" not in status.get_attribute("class")
+    assert status.text.startswith("2 of 3 records filled, 1 with an error (shown under its name)")
+    assert not browser.find_element(By.ID, "single").is_displayed()
+    sections = browser.find_elements(By.CSS_SELECTOR, "#records section.record")
+    assert [s.find_element(By.CSS_SELECTOR, "h3.record-name").text for s in sections] == \
+        ["1. first some protein", "2. second", "3. broken one"]
+    for section, rec in zip(sections[:2], want["records"][:2]):
+        texts = [li.get_attribute("data-text")
+                 for li in section.find_elements(By.CSS_SELECTOR, "ol.ranked li.hypothesis")]
+        assert texts == [c["text"] for c in rec["completions"]] and texts
+        assert section.find_elements(By.CSS_SELECTOR, ".aligned-view .gap-block")
+        assert not section.find_elements(By.CLASS_NAME, "record-error")
+    error = sections[2].find_elements(By.CLASS_NAME, "record-error")
+    assert [e.text for e in error] == [f"Error: {want['records'][2]['error']}"]
+    assert want["records"][2]["error"].startswith("invalid residue '1'")
+    assert not sections[2].find_elements(By.CSS_SELECTOR, "li.hypothesis")
+    # the exports hold every record: the answer itself, the designs of each filled record
+    assert browser.execute_script("return JSON.parse(asJSON())")["records"][1]["id"] == "second"
+    fasta = browser.execute_script("return asFASTA()")
+    assert [line.split("|")[0] for line in fasta.splitlines() if line.startswith(">")] == \
+        [">first"] * len(want["records"][0]["completions"]) + \
+        [">second"] * len(want["records"][1]["completions"])
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    _save(browser, tmp_path, f"workbench-records-{width}.png")
+
+
+def test_a_new_request_clears_the_records(cli_server, browser):
+    """After every record was shown, one chosen record replaces them (and the other way)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    _fill_all_records(browser, cli_server, 1100)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#records section.record")) == 3
+    Select(browser.find_element(By.ID, "record")).select_by_value("2")
+    _submit_and_wait(browser)
+    assert browser.find_element(By.ID, "single").is_displayed()
+    assert not browser.find_element(By.ID, "records").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, "#records section.record") == []
+    assert browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")
+    Select(browser.find_element(By.ID, "record")).select_by_value("3")   # the broken record
+    _submit_and_wait(browser)
+    assert "error" in browser.find_element(By.ID, "status").get_attribute("class")
+    assert not browser.find_element(By.ID, "results").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis, section.record") == []

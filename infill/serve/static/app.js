@@ -88,8 +88,7 @@ function filledChar(ch, prob, pos, differs) {
 }
 
 // ---- the aligned view ----------------------------------------------------------------------
-function renderAligned(result) {
-  const box = $("aligned");
+function renderAligned(result, box = $("aligned")) {
   box.replaceChildren();
   const comps = result.completions;
   if (!comps.length) {
@@ -135,8 +134,7 @@ function renderAligned(result) {
   });
 }
 
-function renderRanked(result) {
-  const list = $("ranked");
+function renderRanked(result, list = $("ranked")) {
   list.replaceChildren();
   for (const c of result.completions) {
     const chars = Array.from(c.text);
@@ -162,8 +160,9 @@ function renderRanked(result) {
 function clearResults() {
   state.result = null;
   $("results").hidden = true;
-  for (const id of ["notes", "aligned", "ranked"]) $(id).replaceChildren();
+  for (const id of ["notes", "aligned", "ranked", "records"]) $(id).replaceChildren();
   $("summary").textContent = "";
+  $("read-as").hidden = true;
 }
 
 function defaultsNote(cfg) {   // as the CLI's status line: which defaults the model chose, and why
@@ -174,13 +173,19 @@ function defaultsNote(cfg) {   // as the CLI's status line: which defaults the m
   return `${used} (${whose} default${d.options.length > 1 ? "s" : ""}: ${d.why})`;
 }
 
+function summary(result, what, ms) {
+  const cfg = result.config;
+  return `${result.model} · ${cfg.scorer} · ${cfg.order} · beam ${cfg.beam_size} · ` +
+    `gap ${result.gap} · seed ${cfg.seed} · ${what} in ${ms} ms`;
+}
+
 function render(result, typed, ms) {
   state.result = result;
   $("results").hidden = false;
+  $("single").hidden = false;
+  $("records").hidden = true;
   const cfg = result.config;
-  $("summary").textContent = `${result.model} · ${cfg.scorer} · ${cfg.order} · beam ` +
-    `${cfg.beam_size} · gap ${result.gap} · seed ${cfg.seed} · ${result.completions.length} ` +
-    `hypotheses in ${ms} ms`;
+  $("summary").textContent = summary(result, `${result.completions.length} hypotheses`, ms);
   const readAs = $("read-as");
   readAs.hidden = result.input === typed;
   readAs.replaceChildren("Read as ", el("code", {}, result.input));
@@ -197,6 +202,47 @@ function render(result, typed, ms) {
   renderRanked(result);
 }
 
+// every record of a FASTA text ("record": "all"): one section per record, its name as heading;
+// a record's error shows in its own section only
+function renderRecords(answer, typed, ms) {
+  state.result = answer;
+  $("results").hidden = false;
+  $("single").hidden = true;
+  const box = $("records");
+  box.hidden = false;
+  box.replaceChildren();
+  const recs = answer.records;
+  const filled = recs.filter((r) => r.error === null);
+  $("summary").textContent = summary(recs[0], `${recs.length} records`, ms);
+  const chosen = defaultsNote(recs[0].config);
+  if (chosen) box.append(el("ul", {class: "notes"}, el("li", {class: "defaults"}, chosen)));
+  const typedSeqs = fastaRecords(typed);
+  recs.forEach((r, k) => {
+    const sec = el("section", {class: "record", "data-id": r.id ?? ""});
+    sec.append(el("h3", {class: "record-name"}, `${k + 1}. ${r.header || r.id || "(no name)"}`));
+    if (r.error !== null) {
+      sec.append(el("p", {class: "record-error"}, `Error: ${r.error}`));
+      box.append(sec);
+      return;
+    }
+    if (typedSeqs[k] !== undefined && r.input !== typedSeqs[k]) {
+      sec.append(el("p", {class: "read-as"}, "Read as ", el("code", {}, r.input)));
+    }
+    const notes = el("ul", {class: "notes"}, ...r.notes.map((n) => el("li", {}, n)));
+    const aligned = el("div", {class: "aligned-view"});
+    const ranked = el("ol", {class: "ranked"});
+    renderAligned(r, aligned);
+    renderRanked(r, ranked);
+    sec.append(notes, aligned, el("h4", {}, "Full texts"), ranked);
+    box.append(sec);
+  });
+  if (filled.length) {           // the legends, once, as in the one-input view
+    box.append(el("div", {class: "record-legends"},
+      ...Array.from(document.querySelectorAll("#single .legend"), (p) => p.cloneNode(true))));
+  }
+  return filled.length;
+}
+
 // ---- export --------------------------------------------------------------------------------
 function asJSON() {
   return JSON.stringify(state.result, null, 2) + "\n";
@@ -206,8 +252,14 @@ function fmtScore(x) {   // JSON has no -inf: such a score arrives as null
   return Number.isFinite(x) ? x.toFixed(4) : "-inf";
 }
 
-function asFASTA() {   // as `infill run --output-format fasta`
-  const r = state.result;
+function asFASTA() {   // as `infill run --output-format fasta` (every record: each its designs)
+  if (state.result.records) {
+    return state.result.records.filter((r) => r.error === null).map((r) => fastaOf(r)).join("");
+  }
+  return fastaOf(state.result);
+}
+
+function fastaOf(r) {
   const id = r.id ?? "input";
   return r.completions.map((c) => {
     const lines = [];
@@ -279,7 +331,8 @@ function intField(id) {
   return /^\d+$/.test(v) ? Number(v) : v;   // the server says what is wrong with anything else
 }
 
-// FASTA text: the server fills one record; the picker says which (1-based, the first by default)
+// FASTA text: the server fills one record or all of them; the picker says which (1-based, the
+// first by default; "all": every record, each answered on its own)
 function fastaHeaders(text) {
   const first = text.split("\n").map((l) => l.trim()).find((l) => l && !l.startsWith(";"));
   if (!first || !first.startsWith(">")) return [];
@@ -287,13 +340,27 @@ function fastaHeaders(text) {
     .map((l) => l.slice(1).trim());
 }
 
+function fastaRecords(text) {   // the sequences, as the server reads them (infill/data/fasta.py)
+  const seqs = [];
+  for (const line of text.split("\n").map((l) => l.trim())) {
+    if (!line || line.startsWith(";")) continue;
+    if (line.startsWith(">")) seqs.push("");
+    else if (seqs.length) seqs[seqs.length - 1] += line.replace(/\s+/g, "");
+  }
+  return seqs;
+}
+
 function onTextChange() {
   const headers = fastaHeaders($("text").value);
   const keep = $("record").value;
   $("record-field").hidden = headers.length === 0;
-  $("record").replaceChildren(...headers.map((h, i) =>
-    el("option", {value: String(i + 1)}, `${i + 1}: ${h || "(no name)"}`)));
-  if (keep && Number(keep) <= headers.length) $("record").value = keep;
+  const options = headers.map((h, i) =>
+    el("option", {value: String(i + 1)}, `${i + 1}: ${h || "(no name)"}`));
+  if (headers.length > 1) options.push(el("option", {value: "all"}, `all ${headers.length} records`));
+  $("record").replaceChildren(...options);
+  if (keep === "all" ? headers.length > 1 : keep && Number(keep) <= headers.length) {
+    $("record").value = keep;
+  }
 }
 
 function payload() {
@@ -301,7 +368,8 @@ function payload() {
                 marker: $("marker").value, scorer: $("scorer").value || null,
                 beam: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
   if ($("order").value) body.order = $("order").value;     // else the model's default
-  if (!$("record-field").hidden && $("record").value) body.record = Number($("record").value);
+  const record = $("record").value;
+  if (!$("record-field").hidden && record) body.record = record === "all" ? "all" : Number(record);
   if (!$("region-field").hidden && $("region").value) body.region = $("region").value;
   const pivot = $("pivot").value.trim().split(/\s+/).filter(Boolean);
   if (pivot.length) body.pivot = pivot.length === 1 ? pivot[0] : pivot;
@@ -320,6 +388,7 @@ async function submit(event) {
   state.busy = true;
   $("submit").disabled = true;
   document.body.classList.add("busy");
+  clearResults();                // a new request never shows the previous one's results
   setStatus("Filling…");
   const t0 = performance.now();
   try {
@@ -328,8 +397,15 @@ async function submit(event) {
     const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
     if (!res.ok || data.error) throw new Error(data.error || `HTTP ${res.status}`);
     const ms = Math.round(performance.now() - t0);
-    render(data, body.text, ms);
-    setStatus(`${data.completions.length} hypotheses (${ms} ms)`);
+    if (data.records) {
+      const filled = renderRecords(data, body.text, ms);
+      const failed = data.records.length - filled;
+      setStatus(`${filled} of ${data.records.length} records filled` +
+                (failed ? `, ${failed} with an error (shown under its name)` : "") + ` (${ms} ms)`);
+    } else {
+      render(data, body.text, ms);
+      setStatus(`${data.completions.length} hypotheses (${ms} ms)`);
+    }
   } catch (err) {
     clearResults();              // an error never sits above the previous request's results
     setStatus(err.message, true);
