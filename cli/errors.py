@@ -1,4 +1,5 @@
-"""Turn infill's own exceptions into one-line CLI errors with exit code 2."""
+"""Turn infill's own exceptions into one-line CLI errors with exit code 2, the request fields they
+name worded as the command's flags (``'beam_size'`` -> ``--beam-size``)."""
 from __future__ import annotations
 
 import functools
@@ -26,9 +27,22 @@ def clean_errors(fn):
             try:
                 return fn(*args, **kwargs)
             except InfillError as e:
-                raise CLIError(str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+                raise CLIError(e.worded(flag)) from None
 
     return wrapper
+
+
+def flag(field: str) -> str:
+    """The flag of a request field: the running command's option of that parameter (its first
+    long spelling: ``data_root`` -> ``--data-dir``), else the field's name with dashes
+    (``beam_size`` -> ``--beam-size``)."""
+    ctx = click.get_current_context(silent=True)
+    for param in ctx.command.params if ctx is not None else ():
+        if param.name == field and isinstance(param, click.Option):
+            long = [o for o in param.opts if o.startswith("--")]
+            if long:
+                return long[0]
+    return "--" + field.replace("_", "-")
 
 
 def _one_line_warning():

@@ -81,10 +81,6 @@ def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "in
     return records
 
 
-LENGTH_ERROR = "more than the model's maximum length"
-"""What the model's length error says (MaskedLM.check_length): the refusal --no-window restores."""
-
-
 class LongInputs:
     """A command's handling of inputs longer than the model's maximum length (run, sample,
     rescore, joint: one behaviour).
@@ -115,9 +111,11 @@ class LongInputs:
             click.echo(f"note: {what} longer than the model's maximum length ({self.max_length} "
                        f"tokens): {self.how} (--no-window to {refuse})", err=True)
 
-    def error(self, message: str | None) -> str | None:
-        """An input's error message; under --no-window, the length error says what it turned off."""
-        if message and self.no_window and LENGTH_ERROR in message:
+    def error(self, message: str | None, field=None) -> str | None:
+        """An input's error ``message``; under --no-window, the model's length error (its
+        ``field``: ``window``, the option that would read the input in windows) says what it
+        turned off."""
+        if message and self.no_window and field == "window":
             return (f"{message}, or drop --no-window to read it in context windows of the model's "
                     "maximum length")
         return message

@@ -186,6 +186,8 @@ class FillResult:
     error: str | None = None
     windows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    error_field: str | tuple[str, ...] | None = field(default=None, compare=False)
+    """The request field(s) the ``error`` names (:attr:`InfillError.field`), for front ends."""
     defaults: Defaults | None = field(default=None, compare=False)
     """The model's recommended options this decode used (:mod:`infill.models.defaults`); how the
     options were chosen, not part of the result, so not compared."""
@@ -279,7 +281,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
         except InfillError as e:
             if _raise:
                 raise
-            results[i].error = str(e).splitlines()[0] if str(e) else type(e).__name__
+            results[i].error, results[i].error_field = e.message(), e.field
             continue
         results[i].notes = list(planned[0][0].encoding.notes)
         for v, (var, plan, lo, hi) in enumerate(planned):

@@ -58,7 +58,7 @@ class Shard:
             return f"cuda:{self.local_rank}"
         if device is not None and device.startswith("cuda:") and self.world > 1:
             raise ConfigError("under torchrun each rank picks its GPU (cuda:LOCAL_RANK); "
-                              "pass --device cuda, not a fixed cuda:N")
+                              "pass 'device' cuda, not a fixed cuda:N", field="device")
         return device
 
     def gather(self, obj) -> list | None:

@@ -66,8 +66,8 @@ def resolve_corpus(spec: str, root: str | Path | None = None) -> tuple[str, str 
         base = data_root(root)
         if base is None or not (base / c.path).is_file():
             where = f"{base / c.path}" if base is not None else "no data folder found"
-            raise InputError(f"corpus {spec!r} not found ({where}); pass --data-dir DIR or set "
-                             f"{DATA_ENV}=DIR, DIR holding {c.path}")
+            raise InputError(f"corpus {spec!r} not found ({where}); pass 'data_root' DIR or set "
+                             f"{DATA_ENV}=DIR, DIR holding {c.path}", field="data_root")
         return str(base / c.path), c.fmt
     return spec, None
 

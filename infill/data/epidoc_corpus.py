@@ -57,8 +57,8 @@ def iospe_files(split: str = "train", root: str | Path | None = None) -> list[Pa
 
     base = data_root(root)
     if base is None or not (base / IOSPE).is_dir():
-        raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass --data-dir DIR "
-                         "or set INFILL_DATA=DIR")
+        raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' DIR "
+                         "or set INFILL_DATA=DIR", field="data_root")
     return _part(base / IOSPE, split)
 
 

@@ -393,8 +393,9 @@ def read_pickle_file(path: str | Path, what: str) -> object:
                              f"({reason})") from None
     return obj
 
-def ensure_dir(path: str | Path, what: str = "output folder") -> Path:
-    """Create a folder (and its parents) for writing; InputError naming it when that fails."""
+def ensure_dir(path: str | Path, what: str = "output folder", field: str | None = None) -> Path:
+    """Create a folder (and its parents) for writing; InputError naming it (``what``, and the
+    request ``field`` that gave it) when that fails."""
     p = Path(path)
     try:
         p.mkdir(parents=True, exist_ok=True)
@@ -402,5 +403,6 @@ def ensure_dir(path: str | Path, what: str = "output folder") -> Path:
         with tempfile.NamedTemporaryFile(dir=p, prefix=".infill-write-test-"):
             pass
     except OSError as e:
-        raise InputError(f"cannot write to {what} {str(p)!r}: {e.strerror or e}") from None
+        raise InputError(f"cannot write to {what} {str(p)!r}: {e.strerror or e}",
+                         field=field) from None
     return p

@@ -116,7 +116,8 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     fam = info.get("family") or family or (corpus if corpus in CORPORA else None)
     if not isinstance(fam, str) or fam not in CORPORA:
         raise ConfigError("a held-out split needs the model's training family (english, greek or "
-                          "protein): give --family, or a model trained with `infill train`")
+                          "protein): give 'family', or a model trained with `infill train`",
+                          field="family")
     options = dict(info.get("model") or {})
     if "max_length" not in options and max_length is not None:
         options["max_length"] = max_length

@@ -241,7 +241,8 @@ class RandomSwapScorer(Scorer):
     @classmethod
     def from_options(cls, pivot=None, **_) -> "RandomSwapScorer":
         if pivot is not None:
-            raise ConfigError("the swap ablation draws its own pivot; --pivot does not apply")
+            raise ConfigError("the swap ablation draws its own pivot; 'pivot' does not apply",
+                              field="pivot")
         return cls()
 
     def prepare(self, setup: Setup) -> None:

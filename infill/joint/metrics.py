@@ -183,7 +183,7 @@ def held_out(model_name: str, model: MaskedLM, corpus: str, split: str = "test",
     if split != "all":
         if not training_record(model_name).get("split"):
             raise InputError(f"model {model_name!r} has no recorded training split; use "
-                             f"--split all to evaluate on every line of {corpus!r}")
+                             f"'split' all to evaluate on every line of {corpus!r}", field="split")
         h = heldout(model_name, corpus=corpus, max_length=model.max_length, data=data)
         return [h.examples[i] for i in h.part(split)]
     texts = load_texts(corpus, None if corpus in CORPORA else "lines", data, what="data file")
@@ -350,7 +350,7 @@ def format_table(table: dict[str, dict[str, float]], markdown: bool = True) -> s
 def write_outputs(result: JointEval, out_dir: str | Path, title: str = "") -> dict[str, Path]:
     """Write ``joint.json`` (table, settings, AG convergence, distance breakdown, per-example
     records), ``joint.md`` (table + breakdown) and ``distance.png`` into ``out_dir``."""
-    out = ensure_dir(out_dir, "--out folder")
+    out = ensure_dir(out_dir, "'out' folder", field="out")
     breakdown = distance_breakdown(result.records)
     data = result.to_json()
     data["distance_breakdown"] = breakdown

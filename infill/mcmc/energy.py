@@ -171,6 +171,8 @@ class Scored:
     tokens: int = 0
     error: str | None = None
     windows: list[dict] = field(default_factory=list)
+    error_field: str | tuple[str, ...] | None = field(default=None, compare=False)
+    """The request field(s) the ``error`` names (:attr:`InfillError.field`), for front ends."""
 
     @property
     def windowed(self) -> bool:
@@ -222,7 +224,7 @@ def rescore_each(model: MaskedLM, texts: Sequence[str], energy: str = "local",
             if n == 0:
                 raise InputError("nothing to score: the text has no ordinary token")
         except InfillError as e:
-            out[i].error = str(e).splitlines()[0] if str(e) else type(e).__name__
+            out[i].error, out[i].error_field = e.message(), e.field
             continue
         out[i].tokens, out[i].windows = n, sliding_window(model, ids)
         ok.append(i)

@@ -30,11 +30,12 @@ def accelerate(lm: MaskedLM, quantize: str | None = None, compile: bool = False)
             raise ConfigError(f"unknown quantization {quantize!r}; choose from "
                               f"{', '.join(QUANTIZATIONS)}")
         if lm.device.type != "cpu":
-            raise ConfigError("int8 dynamic quantization runs on the CPU; on CUDA use --dtype bf16 "
-                              "or fp16")
+            raise ConfigError("int8 dynamic quantization runs on the CPU; on CUDA use 'dtype' bf16 "
+                              "or fp16", field=("quantize", "dtype"))
         for module in lm.heavy_modules(whole=True):
             if next(module.parameters(), torch.empty(0)).dtype != torch.float32:
-                raise ConfigError("--quantize int8 needs float32 weights (drop --dtype)")
+                raise ConfigError("'quantize' int8 needs float32 weights (drop 'dtype')",
+                                  field=("quantize", "dtype"))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")    # torch.ao.quantization's deprecation notice
                 torch.ao.quantization.quantize_dynamic(module, {nn.Linear}, dtype=torch.qint8,

@@ -181,10 +181,12 @@ class MaskedLM(ABC):
         return gap
 
     def check_length(self, n_ids: int) -> None:
+        """:class:`InputError` when ``n_ids`` ids are more than the model reads; its ``field`` is
+        ``window``, the option that reads such an input in context windows instead."""
         if n_ids > self.max_length:
             raise InputError(
                 f"input is {n_ids} tokens long with its gaps, more than the model's maximum "
-                f"length {self.max_length}; shorten the text or the gap")
+                f"length {self.max_length}; shorten the text or the gap", field="window")
 
     def resolve_pivot(self, pivot: "int | str | None") -> int:
         """A pivot given as id, token string, or None (the model's default) -> id."""

@@ -187,7 +187,7 @@ def _hub_checkpoint(name: str) -> Path:
         raise ModelLoadError(
             f"cannot download fair-esm model {name!r} (dl.fbaipublicfiles.com is not reachable "
             f"from here); offline, fetch {url} (and {name}-contact-regression.pt) elsewhere and "
-            f"pass the file: --model /path/{name}.pt")
+            f"pass the file: 'model' /path/{name}.pt", field="model")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         torch.hub.download_url_to_file(url, str(path), progress=False)
@@ -313,7 +313,7 @@ def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: b
         raise ModelLoadError(
             f"cannot load ESM model {name!r} from the Hugging Face hub ({reason}); offline, "
             f"download it elsewhere (e.g. `hf download {name} --local-dir DIR`) and pass the "
-            "directory: --model /path/to/dir") from None
+            "directory: 'model' /path/to/dir", field="model") from None
     vocab = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     return HFESMMaskedLM(model, vocab, name=name, device=device, dtype=dtype,
                          allow_nonstandard=allow_nonstandard)

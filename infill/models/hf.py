@@ -287,8 +287,8 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
         raise ModelLoadError(
             f"cannot load model {name_or_path!r}: not a local model directory, and the Hugging Face "
             f"Hub could not provide it ({_first_line(e)[:120]}). Offline? Download it where you "
-            f"have network (e.g. `hf download {name_or_path} --local-dir DIR`) and pass --model DIR"
-        ) from None
+            f"have network (e.g. `hf download {name_or_path} --local-dir DIR`) and pass 'model' DIR",
+            field="model") from None
     except ValueError as e:
         raise ModelLoadError(f"cannot load {name_or_path!r} as a masked LM: {_first_line(e)}") from None
     except Exception as e:  # noqa: BLE001 - corrupt weights (SafetensorError), bad config, ...

@@ -28,7 +28,8 @@ def check_address(host: str, port: int) -> None:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as e:
         reason = getattr(e, "strerror", None) or str(e)
-        raise ConfigError(f"--host {host!r}: not an address of this machine ({reason})") from None
+        raise ConfigError(f"'host' {host!r}: not an address of this machine ({reason})",
+                          field="host") from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn binds
@@ -36,8 +37,8 @@ def check_address(host: str, port: int) -> None:
             s.bind(address)
         except OSError as e:
             raise ConfigError(f"cannot listen on {host}:{port}: {e.strerror or e}"
-                              + (" (another server is using that port; pick another --port)"
-                                 if e.errno == errno.EADDRINUSE else "")) from None
+                              + (" (another server is using that port; pick another 'port')"
+                                 if e.errno == errno.EADDRINUSE else ""), field="port") from None
 
 
 @functools.lru_cache(maxsize=None)

@@ -376,7 +376,7 @@ def test_test_split_uses_the_training_familys_examples_and_split(tmp_path):
     for r in rows:
         ids = examples[r["example_id"]]
         assert r["gold"] == ids[r["start"]:r["start"] + 2]
-    with pytest.raises(ConfigError, match="--family"):
+    with pytest.raises(ConfigError, match="'family'"):
         run_bench(BenchConfig(model=str(tmp_path / "m"), data=str(corpus), split="test",
                               gaps=[2], device="cpu"), tmp_path / "o2", model=model, progress=False)
 

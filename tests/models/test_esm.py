@@ -314,7 +314,7 @@ def test_offline_fair_esm_name_gives_clear_error(monkeypatch, tmp_path):
         infill.load_model("esm2_t6_8M_UR50D")
     assert probed == [esm_module.FAIR_ESM_URL.format(name="esm2_t6_8M_UR50D")]  # one quick probe
     msg = str(e.value)
-    assert "esm2_t6_8M_UR50D" in msg and "esm2_t6_8M_UR50D.pt" in msg and "--model" in msg
+    assert "esm2_t6_8M_UR50D" in msg and "esm2_t6_8M_UR50D.pt" in msg and "'model'" in msg
     assert "\n" not in msg
     with pytest.raises(ModelLoadError, match="unknown fair-esm model name 'esm2_no_such_model'"):
         infill.load_model("esm2_no_such_model")
@@ -330,7 +330,7 @@ def test_offline_hf_esm_name_gives_clear_error(monkeypatch):
     with pytest.raises(ModelLoadError) as e:
         infill.load_model("facebook/esm2_t6_8M_UR50D")
     msg = str(e.value)
-    assert "facebook/esm2_t6_8M_UR50D" in msg and "--model /path/to/dir" in msg
+    assert "facebook/esm2_t6_8M_UR50D" in msg and "'model' /path/to/dir" in msg
 
 
 def test_unknown_loader_option_is_a_config_error(fair):

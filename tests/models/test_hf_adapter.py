@@ -65,4 +65,4 @@ def test_device_and_dtype_errors(bert_dir):
 def test_offline_hub_error_names_model(offline_hub):
     with pytest.raises(ModelLoadError) as e:
         infill.load_model("bert-base-cased", device="cpu")
-    assert "bert-base-cased" in str(e.value) and "--model DIR" in str(e.value)
+    assert "bert-base-cased" in str(e.value) and "'model' DIR" in str(e.value)
