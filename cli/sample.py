@@ -165,9 +165,10 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
 @speed_options
 @no_window_option
 @json_option
+@progress_option
 @clean_errors
 def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, compile_model,
-            no_window, as_json):
+            no_window, as_json, progress):
     """Rank complete texts (e.g. the completions of a beam) by energy, lowest first.
 
     Give the texts as arguments, one per line with --input FILE, or on stdin. A text the model
@@ -200,8 +201,13 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
                 res.error = rec.error
         return out
 
-    # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all
-    results = over_batches(records, score, shard)
+    # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all. 32 texts per
+    # scoring call: the bar moves, and each call still fills its forward passes
+    from infill.progress import progress as progress_bar
+    shown = progress if shard.main and len(records) > 1 else False
+    with progress_bar(total=len(shard.mine(len(records))), desc="rescore", unit="text",
+                      enabled=shown) as bar:
+        results = over_batches(records, score, shard, batch_size=32, progress=bar)
     failed_any = None if results is None else any(r.error is not None for r in results)
     if shard.broadcast(failed_any) and not shard.main:
         raise SystemExit(2)

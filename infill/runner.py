@@ -43,11 +43,20 @@ def over_inputs(items: Sequence[Item], fn: Callable[[Item], Result], shard: Shar
 
 
 def over_batches(items: Sequence[Item], fn: Callable[[list[Item]], list[Result]],
-                 shard: Shard | None = None) -> list[Result] | None:
-    """``fn`` once on this rank's items together (one batched call, e.g. one scoring pass),
-    returning one result per item; every result on rank 0 in input order, None elsewhere."""
+                 shard: Shard | None = None, batch_size: int | None = None,
+                 progress=None) -> list[Result] | None:
+    """``fn`` on this rank's items together (one batched call, e.g. one scoring pass; with
+    ``batch_size``, one call per that many of them), returning one result per item; every
+    result on rank 0 in input order, None elsewhere. ``progress``: a bar advanced by each call's
+    items."""
     shard = shard if shard is not None else current()
     mine = shard.mine(len(items))
-    results = fn([items[i] for i in mine]) if mine else []
+    size = batch_size or max(len(mine), 1)
+    results = []
+    for start in range(0, len(mine), size):
+        batch = [items[i] for i in mine[start:start + size]]
+        results += fn(batch)
+        if progress is not None:
+            progress.update(len(batch))
     parts = shard.gather(list(zip(mine, results)))
     return merge_in_order(parts) if shard.main else None

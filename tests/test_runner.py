@@ -57,3 +57,22 @@ def test_over_batches_calls_once_per_rank_with_its_items():
     assert calls == [[1, 1], [3, 4, 5]]
     assert over_batches(items[:1], fn, Simulated(1, 2, board={})) is None   # no item: no call
     assert calls[-1] == [3, 4, 5]
+
+
+def test_over_batches_in_batches_of_a_size_with_a_bar():
+    items = list(range(7))
+    board, calls = {}, []
+
+    def fn(batch):
+        calls.append(list(batch))
+        return [x * x for x in batch]
+
+    bar = Bar()
+    assert over_batches(items, fn, Simulated(1, 2, board=board), batch_size=2) is None
+    assert over_batches(items, fn, Simulated(0, 2, board=board), batch_size=2,
+                        progress=bar) == [x * x for x in items]
+    assert calls == [[1, 3], [5], [0, 2], [4, 6]] and bar.n == 4
+    calls.clear()
+    assert over_batches(items, fn, Shard(), batch_size=3, progress=bar) == \
+        [x * x for x in items]
+    assert calls == [[0, 1, 2], [3, 4, 5], [6]] and bar.n == 11

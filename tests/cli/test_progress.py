@@ -52,3 +52,29 @@ def test_bar_only_when_asked_or_on_a_terminal(cmd, monkeypatch):
 def test_one_input_has_no_bar(terminal):
     r = run("run", "--json", TWO[0])
     assert "run:" not in r.stderr
+
+
+def test_rescore_bar_over_a_file_of_texts(tmp_path, monkeypatch):
+    """``rescore`` over many texts scores them 32 at a time (the bar moves per call); the
+    energies are those of one call over all of them."""
+    import math
+
+    from infill import load_model
+    from infill.mcmc import rescore_each
+    texts = [f"The {w} sat on the mat number {n}." for n in range(8)
+             for w in ("cat", "dog", "king", "queen", "fool")]            # 40 texts
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(texts) + "\n")
+    quiet = run("rescore", "--json", "--input", str(path))
+    assert quiet.stderr == ""
+    asked = run("rescore", "--json", "--progress", "--input", str(path))
+    assert "rescore: 100%" in asked.stderr and "40/40" in asked.stderr
+    assert asked.stdout == quiet.stdout
+    rows = sorted((json.loads(line) for line in quiet.stdout.splitlines()),
+                  key=lambda r: r["input_index"])
+    once = rescore_each(load_model("builtin:english", device="cpu"), texts)
+    assert [r["text"] for r in rows] == texts
+    assert all(math.isclose(r["energy"], s.energy, rel_tol=1e-5) for r, s in zip(rows, once))
+    monkeypatch.setattr("infill.progress.interactive", lambda: True)
+    assert "40/40" in run("rescore", "--json", "--input", str(path)).stderr
+    assert "rescore:" not in run("rescore", "--json", "--no-progress", "--input", str(path)).stderr
