@@ -9,7 +9,8 @@
 
 Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
 over the limits, 429 when the queue is full, 503 when a request waited in the queue past
-``max_wait_s``, 404/405 for unknown routes; never a traceback. While a request waits, the
+``max_wait_s``, 404/405 for unknown routes; never a traceback. An error names a request field
+in its JSON spelling (``'beam'``). While a request waits, the
 server checks that its client is still connected: when it has left, the request's queued decode
 is cancelled (a decode already running finishes, its answer dropped) and the server logs one
 line. Malformed HTTP (rejected by the protocol parser before the application) is answered by
@@ -37,7 +38,8 @@ from infill.errors import InfillError
 from infill.serve.catalog import ModelCatalog
 from infill.api import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
-from infill.serve.schema import FillRequest, build_job, parse_request, request_defaults
+from infill.serve.schema import JSON_NAMES, FillRequest, build_job, parse_request, \
+    request_defaults
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
 
@@ -153,7 +155,7 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
 
     @app.exception_handler(InfillError)
     async def infill_error(request: Request, e: InfillError) -> Response:
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        message = e.worded(lambda field: repr(JSON_NAMES.get(field, field)))
         if isinstance(e, ClientGone):       # one line in the log; the answer reaches no one
             client = f"{request.client.host}:{request.client.port}" if request.client else "?"
             log.info("%s %s from %s: %s", request.method, request.url.path, client, message)

@@ -14,7 +14,7 @@ unchanged. An unreadable file is a 400 with one line naming the upload and the l
 """
 from __future__ import annotations
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
@@ -24,29 +24,31 @@ from infill.epigraphy import EditionResult, _check_language, epidoc_output, leid
 from infill.errors import InputError
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
-from infill.serve.schema import _within
+from infill.serve.schema import NOT_SERVED, _within, decode_config, decoding_fields
 from infill.serve.worker import Job
 
 __all__ = ["EpidocRequest", "epidoc_answer", "epidoc_job", "parse_epidoc"]
 
 UPLOAD = "upload.xml"
 MARKER = "\x00"            # never in a rendered edition: its gaps are '?' runs
-_D = DecodeConfig()
+EPIDOC_NOT_SERVED = {**NOT_SERVED, "pivot": "an edition's lacunae take the model's pivot"}
+"""The decoding options an upload does not take; the others are fields of the request."""
 
 
-class EpidocRequest(BaseModel):
-    """The JSON body of ``POST /api/epidoc``."""
+class _Upload(BaseModel):
+    """What an upload holds besides the decoding options (:data:`EpidocRequest`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     xml: str
     model: str | None = None
     hide_supplied: bool = False
-    scorer: str | None = None
-    order: str = _D.order
-    beam: int = Field(_D.beam_size, validation_alias=AliasChoices("beam", "beam_size"))
     top_k: int = 5
-    seed: int = _D.seed
+
+
+EpidocRequest = create_model("EpidocRequest", __base__=_Upload, __module__=__name__,
+                             __doc__="The JSON body of ``POST /api/epidoc``.",
+                             **decoding_fields(EPIDOC_NOT_SERVED))
 
 
 def parse_epidoc(body: bytes) -> EpidocRequest:
@@ -81,7 +83,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
         return None, res
     if len(res.text) > limits.max_text:
         raise TooLarge(f"edition too long: {len(res.text)} characters (limit {limits.max_text})")
-    config = DecodeConfig(scorer=req.scorer, order=req.order, beam_size=req.beam, seed=req.seed)
+    config = decode_config(req, EPIDOC_NOT_SERVED)
     return Job(model, effective_config(config, req.top_k), 1, MARKER, res.text, req.top_k), res
 
 

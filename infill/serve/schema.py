@@ -18,31 +18,70 @@ Types are strict (``"beam": "5"`` is refused; ``beam_size``, the API's and ``--j
 name, is accepted for ``beam``) and unknown fields are errors, so a typo never
 passes silently. For Greek models the text's Leiden sigla are converted first
 (:mod:`infill.data.leiden`).
+
+The decoding options are made from :class:`~infill.config.DecodeConfig`'s fields (type, default,
+help), every field but those :data:`NOT_SERVED` lists, so an option added to the library is a
+field here; their ranges and choices are checked by DecodeConfig's own rules.
 """
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, ValidationError, create_model,
+                      field_validator)
 from pydantic_core import PydanticCustomError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
 from infill.models.defaults import resolve_defaults
+from infill.requests import described
 from infill.errors import InputError
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.worker import Job
 
-__all__ = ["FillRequest", "build_job", "check_request", "parse_request", "text_job"]
+__all__ = ["FillRequest", "NOT_SERVED", "JSON_NAMES", "build_job", "check_request",
+           "decode_config", "decoding_fields", "parse_request", "text_job"]
 
 MAX_MARKER = 32
-_D = DecodeConfig()        # the library's defaults, as `infill run` uses them
+NOT_SERVED = {"decoder": "AG's K x K tables and iterations have no server limit yet",
+              "dedup": "the workbench keeps infill run's default",
+              "dedup_keep": "a parity option for Ithaca's published code",
+              "pivot_context": "a parity option for the paper's published code",
+              "allow_special": "special tokens in a fill are for experiments, not the workbench",
+              "sampling": "sampling baselines are for benchmarks",
+              "temperature": "sampling baselines are for benchmarks",
+              "top_p": "sampling baselines are for benchmarks",
+              "joint_size": "AG only (see decoder)", "ag_iterations": "AG only (see decoder)"}
+"""The decoding options (:class:`DecodeConfig`'s fields) the server does not take, each with why.
+Every other field of DecodeConfig is a field of the request, by construction."""
+JSON_NAMES = {"beam_size": "beam"}
+"""A decoding option whose JSON field has another name (its API name is accepted too)."""
+JSON_TYPES: dict[str, Any] = {"pivot": str | list[str] | None}
+"""A JSON type wider than the option's rules say (a pivot per gap position: a list)."""
 
 
-class FillRequest(BaseModel):
-    """The JSON body of ``POST /api/fill``."""
+def decoding_fields(not_served=NOT_SERVED) -> dict[str, tuple[Any, Any]]:
+    """The fields of :class:`DecodeConfig` but ``not_served`` as pydantic fields: the option's
+    type, its default and its help. Ranges and choices are not restated: the request is checked
+    by DecodeConfig's own rules when the decode is built (one mechanism, the library's
+    messages)."""
+    defaults = DecodeConfig.fields()
+    out = {}
+    for name, spec in described(DecodeConfig):
+        if name in not_served:
+            continue
+        kind = JSON_TYPES.get(name, spec.kind | None if spec.optional else spec.kind)
+        json_name = JSON_NAMES.get(name, name)
+        alias = {} if json_name == name else \
+            {"validation_alias": AliasChoices(json_name, name)}
+        out[json_name] = (kind, Field(defaults[name].default, description=spec.help, **alias))
+    return out
+
+
+class _Body(BaseModel):
+    """What a request holds besides the decoding options (:data:`FillRequest`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -50,12 +89,7 @@ class FillRequest(BaseModel):
     model: str | None = None
     gap: int = 1
     marker: str = "___"
-    scorer: str | None = None
-    order: str = _D.order
-    beam: int = Field(_D.beam_size, validation_alias=AliasChoices("beam", "beam_size"))
     top_k: int = 5
-    pivot: str | list[str] | None = None
-    seed: int = _D.seed
     id: str | None = None
     region: str | None = None
     record: int | Literal["all"] = 1
@@ -67,6 +101,16 @@ class FillRequest(BaseModel):
             raise PydanticCustomError("record", 'a record number (1, 2, ...) or "all", got '
                                       "{value}", {"value": json.dumps(value)})
         return value
+
+
+FillRequest = create_model("FillRequest", __base__=_Body, __module__=__name__,
+                           __doc__="The JSON body of ``POST /api/fill``.", **decoding_fields())
+
+
+def decode_config(req: BaseModel, not_served=NOT_SERVED) -> DecodeConfig:
+    """The request's decoding options (checked by DecodeConfig's rules)."""
+    return DecodeConfig(**{name: getattr(req, JSON_NAMES.get(name, name))
+                           for name, _ in described(DecodeConfig) if name not in not_served})
 
 
 def parse_request(body: bytes) -> FillRequest:
@@ -139,10 +183,7 @@ def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     if req.region is not None and catalog.family(model) != "antibody":
         raise InputError(f"region is for antibody models (this model's family: "
                          f"{catalog.family(model)})")
-    pivot = tuple(req.pivot) if isinstance(req.pivot, list) else req.pivot
-    config = DecodeConfig(scorer=req.scorer, order=req.order, beam_size=req.beam, pivot=pivot,
-                          seed=req.seed)
-    config, _ = request_defaults(req, model, config)
+    config, _ = request_defaults(req, model, decode_config(req))
     return model, config
 
 
