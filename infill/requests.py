@@ -42,6 +42,10 @@ MAX_TEMPERATURE = 1e6
 AG_MAX_ITERATIONS = 20_000
 """Cap on the iterations of AG (Arnold-Gokhale) run "to convergence" (AG*), and the bound of
 ``ag_iterations``."""
+MAX_LENGTHS = 16
+"""The most lengths one gap may range over (hi - lo + 1; :mod:`infill.decoding.lengths`)."""
+MAX_VARIANTS = 64
+"""The most combinations of gap lengths one input may have (each is decoded)."""
 
 
 # ---- the one validation mechanism ---------------------------------------------------------------

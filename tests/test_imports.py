@@ -121,7 +121,6 @@ def test_no_package_imports_in_a_circle():
 
 
 KNOWN_DEFERRED_CYCLES = {
-    ("data", "decoding"): "data/leiden.py reads MAX_VARIANTS / MAX_LENGTHS of decoding.lengths",
     ("data", "training"): "data/examples.py builds the inscription examples of training",
     ("decoding", "mcmc"): "decoding/lengths.py ranks lengths by the PLL of mcmc.energy",
     ("models", "config"): "models/defaults.py checks a defaults.json against the registries and "

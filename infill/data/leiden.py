@@ -47,8 +47,8 @@ An approximate lacuna ``[c.n]`` becomes the gap marker with a range of lengths,
 :func:`~infill.data.epidoc.approximate_lengths` (n ± a fifth of n, at least ± 1, as EpiDoc's
 ``precision="low"``), listed in :attr:`Converted.gaps`: every length is decoded and all the
 completions ranked together (``infill.fill(..., gap=converted.gap_list(gap))``). A range of more
-than :data:`~infill.decoding.lengths.MAX_LENGTHS` lengths is refused; when the text's ranges give
-more than :data:`~infill.decoding.lengths.MAX_VARIANTS` combinations, each lacuna is read as
+than :data:`~infill.requests.MAX_LENGTHS` lengths is refused; when the text's ranges give
+more than :data:`~infill.requests.MAX_VARIANTS` combinations, each lacuna is read as
 exactly n characters instead (and a note says so).
 """
 from __future__ import annotations
@@ -59,6 +59,7 @@ import re
 from dataclasses import dataclass
 
 from infill.errors import InputError
+from infill.requests import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["MAX_COUNT", "Converted", "convert", "has_sigla"]
 
@@ -115,7 +116,6 @@ def convert(text: str, marker: str = "___") -> Converted:
         notes.append("the editor's doubt marks '(?)' were dropped")
         text = _DOUBT.sub("", text)
     text = _VACAT.sub(" ", text)
-    from infill.decoding.lengths import MAX_VARIANTS
 
     scan = _Scanner(text, marker, ranged=bool(marker))
     out = scan.run(ranged_notes := list(notes))
@@ -262,7 +262,6 @@ class _Scanner:
     def approximate(self, siglum: str, n: int, col: int, notes: list[str]) -> None:
         """``[c.n]``: the gap marker, decoded at every length of its range."""
         from infill.data.epidoc import approximate_lengths
-        from infill.decoding.lengths import MAX_LENGTHS
 
         lo, hi = approximate_lengths(n)
         if hi - lo + 1 > MAX_LENGTHS:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
+from infill.requests import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
            "gap_lengths", "length_scores", "parse_length", "shorten", "variants",
@@ -35,10 +36,6 @@ __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant
 
 LENGTH_SCORES = ("pll", "pll-gap", "per-char")
 """How completions of different lengths are ranked together (``length_score``)."""
-MAX_LENGTHS = 16
-"""The most lengths one gap may range over (hi − lo + 1)."""
-MAX_VARIANTS = 64
-"""The most combinations of gap lengths one input may have (each is decoded)."""
 WORD_PIECES = 3
 """A whole-word gap (``gap="word"``) is a word of 1 to this many word pieces."""
 WORD = "word"
