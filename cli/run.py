@@ -1,4 +1,5 @@
-"""``infill run``: fill the gaps of one or more inputs and print ranked completions."""
+"""``infill run``: fill the gaps of one or more inputs and print ranked completions (the
+library's fill job, :func:`infill.jobs.fill_inputs`, does the work)."""
 from __future__ import annotations
 
 import click
@@ -7,29 +8,33 @@ from .epidoc import FORMATS as EPIDOC_FORMATS
 from .epidoc import run_epidoc
 from .errors import CLIError, InfillCommand, clean_errors
 from .status import chosen_options, progress_option, say
-from .io import (LongInputs, json_line, read_records, use_color, write_aligned, write_fasta,
-                 write_table)
-from .options import (SafePath, decode_config, decode_options, device_options, fill_gap_options,
-                      input_option, json_option, model_option, no_window_option, seed_option,
-                      speed_options, top_k_option)
-from infill.data.regions import REGIONS
+from .io import LongInputs, json_line, read_records, use_color, write_aligned, write_fasta, \
+    write_table
+from .options import (GapLengthType, SafePath, decode_config, decode_options, device_options,
+                      field_option, input_option, json_option, model_option, no_window_option,
+                      request_args, seed_option, speed_options)
+from infill.jobs.fill import FillRequest
+
+
+def _fill(name: str, *aliases: str, **overrides):
+    return field_option(FillRequest, name, *aliases, **overrides)
 
 
 @click.command(cls=InfillCommand)
 @click.argument("texts", nargs=-1, metavar="[TEXT]...")
 @model_option
 @input_option()
-@fill_gap_options
+@_fill("gap", "-g", type=GapLengthType())
+@_fill("marker")
+@_fill("length_score")
 @decode_options
-@top_k_option(5, "Completions shown per input (raises --beam if larger).")
+@_fill("top_k", "-k")
 @seed_option
 @device_options
 @speed_options
 @click.option("--allow-nonstandard", is_flag=True,
               help="Protein models: allow non-standard residues (X, B, U, Z, O) as fills.")
-@click.option("--region", default=None, type=click.Choice(REGIONS),
-              help="Antibody models: redesign this IMGT region of each sequence "
-                   "(cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.")
+@_fill("region")
 @no_window_option
 @click.option("--view", type=click.Choice(["table", "aligned"]), default="table",
               show_default=True, help="table: ranked texts; aligned: the gap region of each "
@@ -47,12 +52,10 @@ from infill.data.regions import REGIONS
                    "folder (needed for several files).")
 @json_option
 @progress_option
-@click.option("--batch-size", default=32, show_default=True, type=click.IntRange(min=1),
-              help="Inputs decoded together (one forward pass per step for the whole batch).")
+@_fill("batch_size")
 @clean_errors
-def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quantize,
-        compile_model, allow_nonstandard, region, no_window, view, fmt, hide_supplied, out,
-        as_json, progress, batch_size, **decode):
+def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_nonstandard,
+        no_window, view, fmt, hide_supplied, out, as_json, progress, **params):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
 
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
@@ -67,170 +70,74 @@ def run(texts, model, input_file, gap, marker, top_k, seed, device, dtype, quant
     infill run --model builtin:greek --view aligned "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"
     infill run --model antiberty --region cdr3 --output-format fasta heavy_chains.fa
     """
-    import infill
-    from infill.api import FillResult, effective_config
-    from infill.models.defaults import resolve_defaults
-    from infill.progress import progress as progress_bar
+    from infill.epigraphy import epidoc_paths
+    from infill.jobs.fill import fill_inputs
     from infill.parallel import current
+    from infill.runner import load
 
     shard = current()
     fmt = "json" if as_json else fmt
-    length_score = decode.pop("length_score")
-    cfg = decode_config(seed=seed, **decode)
-    from infill.epigraphy import epidoc_paths
+    request = FillRequest(decode=decode_config(**params), window=not no_window,
+                          **request_args(FillRequest, params))
     epidoc = epidoc_paths(texts, input_file)
     if epidoc is None and (fmt in EPIDOC_FORMATS or hide_supplied or out):
         raise CLIError("--output-format epidoc/leiden, --hide-supplied and --out are for EpiDoc "
                        "files (TEI XML) only")
+    options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
     if epidoc is not None:
-        lm = infill.load_model(model, device=shard.device(device), dtype=dtype,
-                               quantize=quantize, compile=compile_model)
-        return run_epidoc(lm, model, epidoc, cfg, top_k, fmt, hide_supplied, not no_window, out)
+        lm = load(model, device, shard, **options)
+        return run_epidoc(lm, model, epidoc, request.decode, request.top_k, fmt, hide_supplied,
+                          request.window, out)
     records = read_records(texts, input_file)
-    options = {"allow_nonstandard": True} if allow_nonstandard else {}
-    lm = infill.load_model(model, device=shard.device(device), dtype=dtype, quantize=quantize,
-                           compile=compile_model, **options)
-    cfg, used = resolve_defaults(lm, cfg, chosen_options())
-    say(used.line())
-    if region is not None:
-        records = _regions(lm, records, region)
-    gaps: dict[int, object] = {}         # id(record) -> its per-marker gap list ([c.3] lacunae)
-    if lm.unit == "characters":          # Greek: Leiden sigla ([...], [.3], [αβ]) accepted
-        records = _leiden(records, marker, gap, gaps)
-    color = use_color()
-    long_inputs = LongInputs(lm, no_window)
-    failed = 0
-    n = 0
-    chunks = [records[i:i + batch_size] for i in range(0, len(records), batch_size)]
-    bar = progress_bar(total=len(records), desc="run", unit="input",
-                       enabled=progress if shard.main and len(chunks) > 1 else False)
-    # under torchrun, rank r decodes chunks r, r + N, ...; rank 0 prints them in input order
-    for first in range(0, len(chunks), shard.world):
-        k = first + shard.rank
-        mine = _decode_chunk(lm, chunks[k], gap, top_k, marker, cfg, long_inputs.window,
-                             length_score, gaps) \
-            if k < len(chunks) else None
-        parts = shard.gather(mine)
-        if not shard.main:
-            continue
-        bar.clear()                          # results print on a clean line, then the bar
-        for chunk, results in zip(chunks[first:first + shard.world], parts):
-            long_inputs.note(any(res is not None and res.windows for res in results))
-            for rec, res in zip(chunk, results):
-                n += 1
-                error = long_inputs.error(rec.error if res is None else res.error)
-                if res is not None and rec.notes:     # how the input was read comes first
-                    res.notes = [*rec.notes, *res.notes]
-                if error is not None:
-                    failed += 1
-                    click.echo(f"Error: input {rec.id}: {error}", err=True)
-                for note in ([] if res is None else res.notes):
-                    click.echo(f"note: input {rec.id}: {note}", err=True)
-                if fmt == "json":
-                    if res is None:
-                        res = FillResult(rec.text, [], error)
-                    res.error = error
-                    res.defaults = used
-                    json_line(res.to_json(model, effective_config(cfg, top_k),
-                                          gaps.get(id(rec), gap), rec.id))
-                elif error is not None:
-                    continue
-                elif fmt == "fasta":
-                    write_fasta(rec, res.completions, model)
-                elif view == "aligned":
-                    write_aligned(n, rec, res.completions, color)
-                else:
-                    write_table(n, rec, res.completions, color)
-            bar.update(len(chunk))
-    bar.close()
+    lm = load(model, device, shard, **options,
+              **({"allow_nonstandard": True} if allow_nonstandard else {}))
+    job = fill_inputs(lm, records, request, name=model, chosen=chosen_options(), shard=shard)
+    say(job.defaults.line())
+    for input_id, warning in job.warnings:
+        click.echo(f"Warning: input {input_id}: {warning}", err=True)
+    failed = _print_fills(job, fmt, view, LongInputs(lm, no_window), progress, shard)
     if shard.broadcast(failed):
         if not shard.main:
             raise SystemExit(2)
-        raise CLIError(f"{failed} of {len(records)} input(s) could not be filled (see above)")
+        raise CLIError(f"{failed} of {len(job.inputs)} input(s) could not be filled (see above)")
 
 
-def _decode_chunk(lm, chunk, gap, top_k, marker, cfg, window, length_score="pll", gaps=None):
-    """One batch of records -> a FillResult (its ``windows`` when windowed) or None per record.
-    Records whose per-marker gap lists (``gaps``, by id) agree are decoded together."""
-    import infill
+def _print_fills(job, fmt: str, view: str, long_inputs: LongInputs, progress, shard) -> int:
+    """Print every input's fill as its batch is done (rank 0); the number that failed."""
+    from infill.progress import progress as progress_bar
 
-    groups: dict[str, tuple[object, list]] = {}
-    for r in chunk:
-        if r.text is not None:
-            g = (gaps or {}).get(id(r), gap)
-            groups.setdefault(repr(g), (g, []))[1].append(r)
-    by_id = {}
-    for g, ok in groups.values():
-        with LongInputs.quiet():
-            results = infill.fill_each(lm, [r.text for r in ok], gap=g, top_k=top_k,
-                                       marker=marker, config=cfg, window=window,
-                                       length_score=length_score)
-        by_id.update({id(r): res for r, res in zip(ok, results)})
-    return [by_id.get(id(r)) for r in chunk]
-
-
-def _leiden(records, marker, gap=1, gaps=None):
-    """Leiden-convention sigla of an edition -> infill's conventions (infill.data.leiden); a
-    malformed siglum is that input's error. The per-marker gap list of a record with approximate
-    lacunae ([c.3]: a range of lengths) goes into ``gaps`` by the new record's id."""
-    from dataclasses import replace
-
-    from infill.data.leiden import convert, has_sigla
-    from infill.errors import InfillError
-
-    out = []
-    for r in records:
-        if r.text is None or not has_sigla(r.text):
-            out.append(r)
-            continue
-        try:
-            converted = convert(r.text, marker)
-            out.append(replace(r, text=converted.text, notes=r.notes + converted.notes))
-            if converted.gaps and gaps is not None:
-                gaps[id(out[-1])] = converted.gap_list(gap)
-        except InfillError as e:
-            out.append(replace(r, text=None, error=str(e).splitlines()[0]))
-    return out
+    color = use_color()
+    shown = progress if shard.main and len(job.batches()) > 1 else False
+    bar = progress_bar(total=len(job.inputs), desc="run", unit="input", enabled=shown)
+    failed = n = 0
+    with LongInputs.quiet():
+        for fills in job.decoded():
+            bar.clear()                      # results print on a clean line, then the bar
+            long_inputs.note(any(f.result.windows for f in fills))
+            for f in fills:
+                n += 1
+                failed += _print_fill(n, f, fmt, view, long_inputs, color)
+            bar.update(len(fills))
+    bar.close()
+    return failed
 
 
-def _regions(lm, records, region):
-    """Mask the IMGT ``region`` of each record (antibody V domains, numbered in one batch); a
-    record that is not one keeps its error for the report."""
-    from dataclasses import replace
-
-    from infill.data.regions import mask_region, number_many
-    from infill.errors import InfillError
-
-    domains = number_many([r.text for r in records], strict=False)
-    out = []
-    for r, dom in zip(records, domains):
-        if dom is None:
-            out.append(replace(r, text=None, error="not an antibody V domain (IMGT numbering "
-                                                   "found no heavy or light chain)"))
-            continue
-        try:
-            out.append(replace(r, text=mask_region(r.text, region, numbered=dom)))
-        except InfillError as e:
-            out.append(replace(r, text=None, error=str(e).splitlines()[0]))
-            continue
-        if dom.missing_anchors:
-            click.echo(f"Warning: input {r.id}: IMGT numbering lacks the conserved "
-                       f"{', '.join(dom.missing_anchors)}; region boundaries may be off", err=True)
-        mismatch = chain_mismatch(lm, dom.chain)
-        if mismatch:
-            click.echo(f"Warning: input {r.id}: {mismatch}", err=True)
-    return out
-
-
-CHAIN_NAMES = {"H": "heavy", "K": "kappa light", "L": "lambda light"}
-
-
-def chain_mismatch(lm, chain: str) -> str | None:
-    """Why a chain-specific model (Sapiens-VH / -VL) does not fit a numbered chain, or None."""
-    wanted = getattr(lm, "chain", None)
-    if wanted is None or (chain == "H") == (wanted == "H"):
-        return None
-    other = "sapiens-vl" if wanted == "H" else "sapiens-vh"
-    kind = "heavy" if wanted == "H" else "light"
-    return (f"a {CHAIN_NAMES.get(chain, chain)} chain, but the model is for {kind} chains "
-            f"(use {other}, or antiberty for both)")
+def _print_fill(n: int, f, fmt: str, view: str, long_inputs: LongInputs, color: bool) -> int:
+    """One input's errors and notes on stderr, its completions on stdout; 1 if it failed."""
+    rec = f.input
+    f.error = long_inputs.error(f.error, f.error_field)
+    if f.error is not None:
+        click.echo(f"Error: input {rec.id}: {f.error}", err=True)
+    for note in f.result.notes:
+        click.echo(f"note: input {rec.id}: {note}", err=True)
+    if fmt == "json":
+        json_line(f.to_json())
+    elif f.error is not None:
+        pass
+    elif fmt == "fasta":
+        write_fasta(rec, f.completions, f.model)
+    elif view == "aligned":
+        write_aligned(n, rec, f.completions, color)
+    else:
+        write_table(n, rec, f.completions, color)
+    return int(f.error is not None)

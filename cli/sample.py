@@ -82,76 +82,65 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     infill sample --gap 2 "To be, or not to ___, that is the question."
     infill sample --anneal 0.02 --epochs 50 --chains 8 --json "The ___ sat on the mat."
     """
-    from infill.errors import InfillError
-    from infill.mcmc import sample as mh_sample
+    from infill.jobs.sample import sample_inputs
+    from infill.parallel import current
+    from infill.progress import progress as progress_bar
+    from infill.runner import load
 
     top = top_alias or top_k
     for alias, name in ((temperature_alias, "target_temperature"), (order_alias, "sweep_order")):
         if alias is not None:
             options[name] = alias
     opts = SampleRequest(**request_args(SampleRequest, options))
-    energy, chains, epochs, gibbs, anneal = (opts.energy, opts.chains, opts.epochs, opts.gibbs,
-                                             opts.anneal)
-    from infill.parallel import current
-    from infill.runner import load, over_inputs
-
     shard = current()
     records = read_records(texts, input_file)
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
-    color = use_color()
     long_inputs = LongInputs(lm, no_window, "sampled in the longest context window centred on "
                                             "the gaps")
-
-    def one(rec):
-        if rec.error is not None:            # e.g. a FASTA record without sequence
-            return rec.error
-        try:
-            with LongInputs.quiet():
-                return mh_sample(lm, rec.text, gap=gap, marker=marker, options=opts,
-                                 window=long_inputs.window)
-        except InfillError as e:
-            return long_inputs.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
-
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
-    from infill.progress import progress as progress_bar
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
-                      enabled=shown) as bar:
-        results = over_inputs(records, one, shard, progress=bar)
+                      enabled=shown) as bar, LongInputs.quiet():
+        results = sample_inputs(lm, records, opts, gap=gap, marker=marker,
+                                window=long_inputs.window, name=model, shard=shard,
+                                progress=bar)
     if not shard.main:
         raise SystemExit(2 if shard.broadcast(None) else 0)
-    failed = sum(isinstance(r, str) for r in results)
+    failed = sum(s.error is not None for s in results)
     shard.broadcast(failed)
-    long_inputs.note(any(not isinstance(r, str) and r.windows for r in results))
-    for n, rec in enumerate(records, 1):
-        res = results[n - 1]
-        for note in lm.input_notes(rec.text or ""):
-            click.echo(f"note: input {rec.id}: {note}", err=True)
-        if isinstance(res, str):
-            click.echo(f"Error: input {rec.id}: {res}", err=True)
-            if as_json:
-                json_line({"id": rec.id, "input": rec.text, "model": model, "windows": [],
-                           "notes": lm.input_notes(rec.text or ""), "error": res})
-            continue
-        if as_json:
-            json_line({"id": rec.id, "input": rec.text, "model": model, **res.to_json(top),
-                       "error": None, "notes": lm.input_notes(rec.text)})
-            continue
-        kind = "Gibbs (always accept)" if gibbs else "MH"
-        click.echo(f"[{n}] {rec.header or rec.text}")
-        click.echo(f"  {kind}, energy {energy}: {chains} chains x {epochs} epochs, "
-                   f"acceptance {res.acceptance_rate:.3f}, novel {res.novel_rate:.3f}, "
-                   f"{len(res.samples)} distinct")
-        click.echo(f"  {'rank':>4}  {'energy':>10}  {'visits':>6}  sample")
-        for r, s in enumerate(res.samples[:top], 1):
-            click.echo(f"  {r:>4}  {s.energy:>10.4f}  {s.count:>6}  {_styled(s, color)}",
-                       color=color)
-        if anneal > 0 or res.best.count == 0:
-            click.echo(f"  best  {res.best.energy:>10.4f}  {res.best.count:>6}  "
-                       f"{_styled(res.best, color)}", color=color)
-        click.echo()
+    long_inputs.note(any(s.error is None and s.result.windows for s in results))
+    color = use_color()
+    for n, s in enumerate(results, 1):
+        s.error = long_inputs.error(s.error, s.error_field)
+        _print_sample(n, s, opts, top, as_json, color)
     if failed:
         raise CLIError(f"{failed} of {len(records)} input(s) could not be sampled (see above)")
+
+
+def _print_sample(n: int, s, opts: SampleRequest, top: int, as_json: bool, color: bool) -> None:
+    """One input's notes and error on stderr; its samples as a table or a JSON line."""
+    rec, res = s.input, s.result
+    for note in s.notes:
+        click.echo(f"note: input {rec.id}: {note}", err=True)
+    if s.error is not None:
+        click.echo(f"Error: input {rec.id}: {s.error}", err=True)
+    if as_json:
+        json_line(s.to_json(top))
+    if as_json or s.error is not None:
+        return
+    kind = "Gibbs (always accept)" if opts.gibbs else "MH"
+    click.echo(f"[{n}] {rec.header or rec.text}")
+    click.echo(f"  {kind}, energy {opts.energy}: {opts.chains} chains x {opts.epochs} epochs, "
+               f"acceptance {res.acceptance_rate:.3f}, novel {res.novel_rate:.3f}, "
+               f"{len(res.samples)} distinct")
+    click.echo(f"  {'rank':>4}  {'energy':>10}  {'visits':>6}  sample")
+    for r, smp in enumerate(res.samples[:top], 1):
+        click.echo(f"  {r:>4}  {smp.energy:>10.4f}  {smp.count:>6}  {_styled(smp, color)}",
+                   color=color)
+    if opts.anneal > 0 or res.best.count == 0:
+        click.echo(f"  best  {res.best.energy:>10.4f}  {res.best.count:>6}  "
+                   f"{_styled(res.best, color)}", color=color)
+    click.echo()
 
 
 @click.command(cls=InfillCommand)
@@ -218,7 +207,7 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
         for note in lm.input_notes(rec.text or ""):
             click.echo(f"note: text {rec.id}: {note}", err=True)
     for res in results:
-        res.error = long_inputs.error(res.error)
+        res.error = long_inputs.error(res.error, res.error_field)
     failed = [(rec, res) for rec, res in zip(records, results) if res.error is not None]
     for rec, res in failed:
         click.echo(f"Error: text {rec.id}: {res.error}", err=True)

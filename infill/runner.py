@@ -6,15 +6,18 @@ same code with one rank.
 
     lm = load("builtin:english", device="cpu")
     results = over_inputs(texts, lambda text: sample(lm, text))   # None on ranks > 0
+
+A job whose output should come as it goes (``run``: batches printed while later ones decode)
+takes :func:`in_rounds` instead: the same items per rank, gathered one round at a time.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from infill.parallel import Shard, current, merge_in_order
 
-__all__ = ["load", "over_inputs", "over_batches"]
+__all__ = ["load", "over_inputs", "over_batches", "in_rounds"]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -60,3 +63,16 @@ def over_batches(items: Sequence[Item], fn: Callable[[list[Item]], list[Result]]
             progress.update(len(batch))
     parts = shard.gather(list(zip(mine, results)))
     return merge_in_order(parts) if shard.main else None
+
+
+def in_rounds(items: Sequence[Item], fn: Callable[[Item], Result],
+              shard: Shard | None = None) -> Iterator[Result]:
+    """``fn`` on every item, each rank taking the items :func:`over_inputs` gives it, one round
+    of N items (N ranks) at a time: after each round rank 0 yields that round's results in input
+    order, so output can follow the work; the other ranks yield nothing."""
+    shard = shard if shard is not None else current()
+    for first in range(0, len(items), shard.world):
+        k = first + shard.rank
+        parts = shard.gather(fn(items[k]) if k < len(items) else None)
+        if shard.main:
+            yield from parts[:len(items) - first]

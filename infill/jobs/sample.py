@@ -1,0 +1,78 @@
+"""The sample job (``infill sample``): Metropolis-Hastings on the model's energy for many inputs,
+sharded over the torchrun ranks; each input's distinct samples or its error.
+
+    for s in sample_inputs(model, ["The ___ sat on the mat."], SampleRequest(chains=8)):
+        print(s.error or s.result.best.text, s.to_json(top_k=5))
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from infill.errors import InfillError, InputError
+from infill.jobs.inputs import Input, as_inputs
+from infill.parallel import Shard
+from infill.requests import SampleRequest
+from infill.runner import over_inputs
+
+__all__ = ["InputSample", "sample_inputs"]
+
+
+@dataclass
+class InputSample:
+    """One input's outcome: the chains' ``result`` (:class:`~infill.mcmc.ChainResult`: distinct
+    samples, lowest energy first) or its ``error``; ``notes``: what the model could not read of
+    the input."""
+
+    input: Input
+    model: str | None
+    result: object = None
+    error: str | None = None
+    error_field: str | tuple[str, ...] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.input.id
+
+    def failure(self) -> InputError | None:
+        """The error as an exception naming this input (``input``) and the field at fault."""
+        if self.error is None:
+            return None
+        return InputError(self.error, field=self.error_field, input=self.id)
+
+    def to_json(self, top_k: int | None = None) -> dict:
+        """One line of ``infill sample --json`` (the ``top_k`` lowest-energy samples)."""
+        base = {"id": self.id, "input": self.input.text, "model": self.model}
+        if self.error is not None:
+            return {**base, "windows": [], "notes": self.notes, "error": self.error}
+        return {**base, **self.result.to_json(top_k), "error": None, "notes": self.notes}
+
+
+def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None, *,
+                  gap: int = 1, marker: str = "___", window: bool = True,
+                  name: str | None = None, shard: Shard | None = None, progress=None,
+                  **options) -> list[InputSample] | None:
+    """Metropolis-Hastings samples of ``gap`` tokens at each ``marker`` of every input (strings,
+    or records with ``id`` and ``text``): the job of ``infill sample``. ``request`` and/or
+    keyword ``options`` (:class:`SampleRequest`'s fields); ``name``: the model's name in the
+    JSON. An input that cannot be sampled gets its error; the others go on. Inputs are sharded
+    over the torchrun ranks: rank 0 gets every :class:`InputSample` in input order, the others
+    None. ``progress``: a bar advanced once per input sampled here."""
+    from infill.mcmc import sample as mh_sample
+
+    request = SampleRequest.from_options(request, **options)
+
+    def one(rec: Input) -> InputSample:
+        out = InputSample(rec, name, notes=list(model.input_notes(rec.text or "")))
+        if rec.error is not None:            # e.g. a FASTA record without sequence
+            out.error = rec.error
+            return out
+        try:
+            out.result = mh_sample(model, rec.text, gap=gap, marker=marker, options=request,
+                                   window=window)
+        except InfillError as e:
+            out.error, out.error_field = e.message(), e.field
+        return out
+
+    return over_inputs(as_inputs(inputs), one, shard, progress=progress)
