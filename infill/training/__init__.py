@@ -1,8 +1,10 @@
 """Training small masked LMs: the shared loop (:mod:`.loop`) and one module per family.
 
-Each family module (``english``, ``greek``, ``protein``) exposes
-``train(corpus, config: TrainConfig, **model_options) -> TrainResult``; the examples they train on
-come from :mod:`infill.data.examples`, held-out splits from :mod:`infill.data.splits`.
+A run is asked for with a :class:`TrainRequest` (the loop's options) and :class:`ModelOptions`
+(the family's model; :mod:`.request`). Each family module (``english``, ``greek``, ``protein``)
+exposes ``train(corpus, config: TrainRequest, **model_options) -> TrainResult``; the examples they
+train on come from :mod:`infill.data.examples`, held-out splits from :mod:`infill.data.splits`.
+The loop (and torch) is imported on first use: the requests are read without it.
 """
 from __future__ import annotations
 
@@ -11,13 +13,20 @@ from pathlib import Path
 
 from infill.data.corpora import CORPORA, resolve_corpus
 from infill.errors import ConfigError, InfillError
-from infill.training.loop import Family, TrainConfig, TrainResult, train
+from infill.training.request import ModelOptions, TrainConfig, TrainRequest
 
-__all__ = ["FAMILIES", "default_corpus", "family_class", "Family", "TrainConfig", "TrainResult", "run_training",
-           "train"]
+__all__ = ["FAMILIES", "default_corpus", "family_class", "Family", "ModelOptions", "TrainConfig",
+           "TrainRequest", "TrainResult", "run_training", "train", "train_request"]
 
 FAMILIES = tuple(CORPORA)
 """The trainable families: one per named corpus."""
+_LOOP = ("Family", "TrainResult", "train")
+
+
+def __getattr__(name: str):
+    if name in _LOOP:
+        return getattr(importlib.import_module("infill.training.loop"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default_corpus(family: str, data: str | Path | None = None) -> Path | None:
@@ -31,19 +40,38 @@ def default_corpus(family: str, data: str | Path | None = None) -> Path | None:
         return None
 
 
-def family_class(family: str) -> type[Family]:
-    """The :class:`Family` subclass of a family name."""
+def _module(family: str):
     if family not in FAMILIES:
         raise ConfigError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
-    module = importlib.import_module(f"infill.training.{family}")
-    return next(v for v in vars(module).values()
+    return importlib.import_module(f"infill.training.{family}")
+
+
+def family_class(family: str) -> type:
+    """The :class:`Family` subclass of a family name."""
+    from infill.training.loop import Family
+
+    return next(v for v in vars(_module(family)).values()
                 if isinstance(v, type) and issubclass(v, Family) and v is not Family)
 
 
-def run_training(family: str, corpus: str, config: TrainConfig, **model_options) -> TrainResult:
-    """Dispatch to ``infill.training.<family>.train``; options left at None are dropped."""
-    if family not in FAMILIES:
-        raise ConfigError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
-    module = importlib.import_module(f"infill.training.{family}")
-    opts = {k: v for k, v in model_options.items() if v is not None}
+def train_request(family: str, **options) -> TrainRequest:
+    """The :class:`TrainRequest` of a run of ``family``: ``lr`` and ``damage_rate`` given as
+    None take the family's defaults (greek: 5% damage), every other option its field's."""
+    defaults = family_class(family)
+    if options.get("lr") is None:
+        options["lr"] = defaults.default_lr
+    if options.get("damage_rate") is None:
+        options["damage_rate"] = defaults.default_damage_rate
+    return TrainRequest(**options)
+
+
+def run_training(family: str, corpus: str, config: TrainRequest,
+                 model: ModelOptions | None = None, **model_options):
+    """Dispatch to ``infill.training.<family>.train`` with the options of ``model`` (a
+    :class:`ModelOptions`) and ``model_options`` (its fields, checked by it, or options of the
+    family's own); options left at None are dropped."""
+    module = _module(family)
+    shared = {k: model_options.pop(k) for k in list(model_options) if k in ModelOptions.fields()}
+    opts = (model or ModelOptions()).replace(**shared).given()
+    opts.update({k: v for k, v in model_options.items() if v is not None})
     return module.train(corpus, config, **opts)

@@ -143,14 +143,11 @@ def _tidy(segments: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def iospe_split(folder: str | Path) -> dict[str, list[Path]]:
-    """The committed by-inscription split of an EpiDoc folder (file stems, seed 0, 80/10/10)."""
-    from infill.data.splits import split_documents
+    """The committed by-inscription split of an EpiDoc folder (seed 0, 80/10/10):
+    :func:`infill.data.epidoc_corpus.split_files`, the one definition of that split."""
+    from infill.data.epidoc_corpus import corpus_files, split_files
 
-    folder = Path(folder)
-    files = {p.stem: p for p in folder.glob("*.xml")}
-    if not files:
-        raise InputError(f"no EpiDoc files (*.xml) in {folder}")
-    return {part: [files[n] for n in names] for part, names in split_documents(list(files)).items()}
+    return split_files(corpus_files(folder))
 
 
 def training_texts(files: list[Path]) -> list[str]:

@@ -63,8 +63,9 @@ from infill.data.splits import split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.device import cpu_supports_bf16, resolve_device
 from infill.progress import progress as progress_bar
+from infill.training.request import TrainConfig, TrainRequest
 
-__all__ = ["TrainConfig", "Family", "TrainResult", "Trainer", "train", "draw_corruption",
+__all__ = ["TrainRequest", "TrainConfig", "Family", "TrainResult", "Trainer", "train", "draw_corruption",
            "collate", "validation_metrics", "CHECKPOINT", "LOG"]
 
 CHECKPOINT = "checkpoint.pt"
@@ -73,100 +74,6 @@ _VAL_EPOCH = -1        # the RNG stream of the (fixed) validation masks
 _EPOCH_STREAM = 104_729  # salt of the per-epoch shuffle's random stream
 BUCKET_BATCHES = 50     # --bucket: batches per length-sorted group
 MAX_STEPS = 10 ** 9      # a plan beyond this is a typo (and would overflow the schedule)
-
-
-@dataclass
-class TrainConfig:
-    """Options of the shared loop (family-specific model options go to the family)."""
-
-    out: str
-    masking: str = "dynamic"          # "static" | "dynamic"
-    scheme: str = "bert"              # "bert" (80/10/10) | "plain" (all -> mask id)
-    mask_rate: float = 0.15
-    span: int = 1                     # longest masked span; >1: contiguous spans (SpanBERT/Ithaca)
-    span_p: float = 0.2               # span lengths ~ Geometric(span_p), clipped to `span`
-    whole_word: bool = False          # mask whole words (families with continues_word)
-    bucket: bool = False              # batch examples of similar length (less padding)
-    damage_rate: float = 0.0          # Ithaca-style '-' damage (families with damage_id only)
-    steps: int | None = None          # planned optimizer steps (or give epochs)
-    epochs: float | None = None
-    time_budget: float | None = None  # seconds; stop (and save) when exceeded
-    budget_clock: str = "wall"        # "wall": elapsed time; "cpu": this process's CPU time
-    batch_size: int = 32
-    lr: float = 1e-3
-    weight_decay: float = 0.01
-    warmup: int = 100
-    clip: float = 1.0
-    seed: int = 0
-    split_seed: int = 0
-    val_fraction: float = 0.05
-    test_fraction: float = 0.05
-    max_val_examples: int = 512
-    eval_every: int = 200
-    checkpoint_every: int = 200
-    snapshot_every: int = 0           # >0: also save the loadable model to snapshots/step<N>/
-    resume: bool = False
-    stop_after: int | None = None     # end this run after this step (schedule still plans `steps`)
-    progress: bool | None = None      # progress bar: None = when stderr is a terminal
-    device: str | None = None         # None: CUDA when available, else CPU
-    dtype: str | None = None          # None / "float32"; "bf16": bf16 autocast (weights stay fp32)
-
-    def validate(self) -> None:
-        resolve_device(self.device)
-        self.autocast_dtype()
-        if self.budget_clock not in ("wall", "cpu"):
-            raise ConfigError(f"budget clock must be 'wall' or 'cpu', not {self.budget_clock!r}")
-        if self.masking not in ("static", "dynamic"):
-            raise ConfigError(f"--masking must be 'static' or 'dynamic', not {self.masking!r}")
-        if self.scheme not in ("bert", "plain"):
-            raise ConfigError(f"masking scheme must be 'bert' or 'plain', not {self.scheme!r}")
-        if not 0 < self.mask_rate < 1:
-            raise ConfigError(f"mask rate must be in (0, 1), got {self.mask_rate}")
-        if not (isinstance(self.span, int) and self.span >= 1):
-            raise ConfigError(f"--span must be an integer >= 1, got {self.span}")
-        if self.whole_word and self.span > 1:
-            raise ConfigError("--whole-word and --span > 1 are two different maskings: choose one")
-        if not 0 < self.span_p <= 1:
-            raise ConfigError(f"span probability must be in (0, 1], got {self.span_p}")
-        if self.snapshot_every < 0:
-            raise ConfigError(f"--snapshot-every must be >= 0, got {self.snapshot_every}")
-        if not 0 <= self.damage_rate < 1:
-            raise ConfigError(f"damage rate must be in [0, 1), got {self.damage_rate}")
-        if self.steps is None and self.epochs is None:
-            raise ConfigError("give --steps or --epochs")
-        if self.steps is not None and self.steps < 1:
-            raise ConfigError(f"--steps must be >= 1, got {self.steps}")
-        if self.epochs is not None and not (math.isfinite(self.epochs) and self.epochs > 0):
-            raise ConfigError(f"--epochs must be > 0, got {self.epochs}")
-        if self.batch_size < 1:
-            raise ConfigError(f"--batch-size must be >= 1, got {self.batch_size}")
-        if not math.isfinite(self.lr) or self.lr <= 0:
-            raise ConfigError(f"--lr must be a finite number > 0, got {self.lr}")
-        if self.time_budget is not None and not self.time_budget > 0:
-            raise ConfigError(f"--time-budget must be > 0 seconds, got {self.time_budget}")
-        for name in ("warmup",):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"--{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("eval_every", "checkpoint_every", "max_val_examples"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        if not math.isfinite(self.weight_decay) or self.weight_decay < 0:
-            raise ConfigError(f"weight decay must be a finite number >= 0, got {self.weight_decay}")
-        if not (0 < self.val_fraction < 1 and 0 <= self.test_fraction < 1
-                and self.val_fraction + self.test_fraction < 1):
-            raise ConfigError("validation/test fractions must be in (0, 1) and sum to less than 1")
-
-    def autocast_dtype(self) -> torch.dtype | None:
-        """The autocast precision of the forward pass: None (float32) or bfloat16. Weights,
-        gradients and optimizer state stay float32 (mixed precision)."""
-        if self.dtype in (None, "float32", "fp32"):
-            return None
-        if self.dtype in ("bf16", "bfloat16"):
-            return torch.bfloat16
-        if self.dtype in ("fp16", "float16"):
-            raise ConfigError("fp16 training needs loss scaling, which infill train does not do; "
-                              "use --dtype bf16")
-        raise ConfigError(f"unknown dtype {self.dtype!r} for training; choose float32 or bf16")
 
 
 class Family(ABC):
@@ -245,7 +152,7 @@ class TrainResult:
 
 
 # ---- data ----------------------------------------------------------------------------------
-def draw_corruption(ids: list[int], family: Family, cfg: TrainConfig, epoch: int, index: int
+def draw_corruption(ids: list[int], family: Family, cfg: TrainRequest, epoch: int, index: int
                     ) -> tuple[list[int], list[int]]:
     """(corrupted input ids, labels with -100 where unlabeled) for one example.
 
@@ -310,7 +217,7 @@ def _draw_words(rng: np.random.Generator, can: np.ndarray, cont: np.ndarray, rat
     return chosen, word
 
 
-def _draw_spans(rng: np.random.Generator, can: np.ndarray, cfg: TrainConfig
+def _draw_spans(rng: np.random.Generator, can: np.ndarray, cfg: TrainRequest
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Contiguous masked spans (SpanBERT-style): lengths ~ Geometric(span_p) clipped to
     ``cfg.span``, starts uniform over maskable positions, until ``mask_rate`` of the maskable
@@ -464,8 +371,9 @@ def _py_state(state):
 class Trainer:
     """One training run: :meth:`restore` (or start), :meth:`run_steps`, :meth:`finalize`."""
 
-    def __init__(self, family: Family, corpus: str | Path, cfg: TrainConfig):
-        cfg.validate()
+    def __init__(self, family: Family, corpus: str | Path, cfg: TrainRequest):
+        if not isinstance(cfg, TrainRequest):
+            raise ConfigError(f"config must be a TrainRequest, got {type(cfg).__name__}")
         if family.damage_id is None and cfg.damage_rate > 0:
             raise ConfigError(f"the {family.name} family has no missing-character symbol: "
                               "damage rate must be 0")
@@ -752,6 +660,6 @@ class Trainer:
                        "saving)", file=sys.stderr)
 
 
-def train(family: Family, corpus: str | Path, cfg: TrainConfig) -> TrainResult:
+def train(family: Family, corpus: str | Path, cfg: TrainRequest) -> TrainResult:
     """Train ``family``'s model on ``corpus`` with the options in ``cfg``; see the module doc."""
     return Trainer(family, corpus, cfg).run()
