@@ -128,6 +128,60 @@ async def await_result(request: Request, fut: Future, max_wait_s: float) -> Fill
                                f"(limit {max_wait_s:g} s); retry later")
 
 
+def _answer_errors(app: FastAPI) -> None:
+    """Every error as one JSON line (:func:`error`), the fields it names in their JSON spelling."""
+
+    @app.exception_handler(InfillError)
+    async def infill_error(request: Request, e: InfillError) -> Response:
+        message = e.worded(lambda field: repr(JSON_NAMES.get(field, field)))
+        if isinstance(e, ClientGone):       # one line in the log; the answer reaches no one
+            client = f"{request.client.host}:{request.client.port}" if request.client else "?"
+            log.info("%s %s from %s: %s", request.method, request.url.path, client, message)
+        return error(message, _status(e))
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(request: Request, _e: ClientDisconnect) -> Response:
+        return await infill_error(request, ClientGone("client left during the request"))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, e: HTTPException) -> Response:
+        return error(str(e.detail), e.status_code)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_request: Request, e: Exception) -> Response:
+        log.error("internal error: %s: %s", type(e).__name__, e)
+        return error(f"internal error ({type(e).__name__}); see the server's log", 500)
+
+
+def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str,
+              worker: BatchWorker) -> None:
+    """The page and what it reads: models, options (choices, defaults, limits), health."""
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/models")
+    def models() -> Response:
+        return json_response(catalog.rows())
+
+    @app.get("/api/options")
+    async def options() -> Response:
+        return json_response({
+            "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
+            "regions": list(REGIONS),
+            "defaults": {"model": default_model, "scorer": DecodeConfig().scorer_name,
+                         **{k: f.default for k, f in FillRequest.model_fields.items()
+                            if k not in ("text", "model", "scorer", "id")}},
+            "limits": limits.to_json()})
+
+    @app.get("/api/health")
+    async def health() -> Response:
+        return json_response({"status": "ok" if worker.alive else "stopped",
+                              "models_loaded": catalog.loaded, **worker.stats()},
+                             200 if worker.alive else 503)
+
+
 def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None,
                default_model: str | None = None, worker: BatchWorker | None = None) -> FastAPI:
     """The application. ``catalog``: the models offered (default: the named ones); ``limits``
@@ -153,50 +207,8 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     app.state.catalog, app.state.worker, app.state.limits = catalog, worker, limits
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.exception_handler(InfillError)
-    async def infill_error(request: Request, e: InfillError) -> Response:
-        message = e.worded(lambda field: repr(JSON_NAMES.get(field, field)))
-        if isinstance(e, ClientGone):       # one line in the log; the answer reaches no one
-            client = f"{request.client.host}:{request.client.port}" if request.client else "?"
-            log.info("%s %s from %s: %s", request.method, request.url.path, client, message)
-        return error(message, _status(e))
-
-    @app.exception_handler(ClientDisconnect)
-    async def client_left(request: Request, _e: ClientDisconnect) -> Response:
-        return await infill_error(request, ClientGone("client left during the request"))
-
-    @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, e: HTTPException) -> Response:
-        return error(str(e.detail), e.status_code)
-
-    @app.exception_handler(Exception)
-    async def internal_error(_request: Request, e: Exception) -> Response:
-        log.error("internal error: %s: %s", type(e).__name__, e)
-        return error(f"internal error ({type(e).__name__}); see the server's log", 500)
-
-    @app.get("/", include_in_schema=False)
-    async def page() -> FileResponse:
-        return FileResponse(STATIC / "index.html")
-
-    @app.get("/api/models")
-    def models() -> Response:
-        return json_response(catalog.rows())
-
-    @app.get("/api/options")
-    async def options() -> Response:
-        return json_response({
-            "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
-            "regions": list(REGIONS),
-            "defaults": {"model": default_model, "scorer": DecodeConfig().scorer_name,
-                         **{k: f.default for k, f in FillRequest.model_fields.items()
-                            if k not in ("text", "model", "scorer", "id")}},
-            "limits": limits.to_json()})
-
-    @app.get("/api/health")
-    async def health() -> Response:
-        return json_response({"status": "ok" if worker.alive else "stopped",
-                              "models_loaded": catalog.loaded, **worker.stats()},
-                             200 if worker.alive else 503)
+    _answer_errors(app)
+    _describe(app, catalog, limits, default_model, worker)
 
     @app.post("/api/fill")
     async def fill(request: Request) -> Response:
