@@ -4,23 +4,22 @@ from __future__ import annotations
 import click
 
 from .errors import InfillCommand, clean_errors
-from .options import SPLITS, SafePath, allow_special_option, data_option, device_options, \
-    examples_option, json_option, model_option, field_option, progress_option, seed_option, \
-    speed_options
+from .options import SafePath, ListType, data_option, deprecated, device_options, \
+    examples_option, field_option, json_option, model_option, progress_option, request_args, \
+    seed_option, speed_options
 from infill.bench.methods import method_names
-from infill.config import DecodeConfig
-from infill.data.corpora import CORPORA, FORMATS
-from infill.errors import ConfigError, MetricUnavailable
+from infill.bench.request import BenchRequest
+from infill.errors import MetricUnavailable
 
 
-def int_list(value: str, what: str) -> list[int]:
-    try:
-        out = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise ConfigError(f"{what} must be comma-separated integers, got {value!r}") from None
-    if not out:
-        raise ConfigError(f"{what} is empty")
-    return out
+def _field(name: str, *aliases: str, **overrides):
+    return field_option(BenchRequest, name, *aliases, **overrides)
+
+
+def _old(flag: str, new: str, param: str, kind: type = int):
+    """A hidden option kept under its old name for one release."""
+    return click.option(flag, param, type=ListType(kind), default=None, hidden=True,
+                        callback=deprecated(flag, new))
 
 
 @click.command(cls=InfillCommand)
@@ -29,35 +28,23 @@ def int_list(value: str, what: str) -> list[int]:
 @click.option("--out", "-o", required=True, type=SafePath(file_okay=False),
               help="Output directory (results.jsonl, summary.json/.md, plots). Re-running with "
                    "the same arguments continues an interrupted run.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS),
-              help="Format of DATA (default: from the name / file suffix).")
-@click.option("--split", default="all", show_default=True,
-              type=click.Choice(SPLITS),
-              help="Use one part of the training split (the family's examples and split seed).")
-@click.option("--family", type=click.Choice(list(CORPORA)),
-              help="Training family whose examples/split --split refers to (default: the "
-                   "model's training record, else DATA's name).")
+@_field("format")
+@_field("split")
+@_field("family")
 @examples_option
-@click.option("--gaps", default="2,3,4,5", show_default=True,
-              help="Gap lengths in model tokens (one span of each length per example).")
-@click.option("--methods", default="beam", show_default=True,
-              help=f"Comma-separated methods: {method_names()}.")
-@click.option("--beams", "beams", default="5", show_default=True,
-              help="Beam sizes (comma-separated), e.g. 5,20.")
-@click.option("--beam", "beams_alias", default=None, hidden=True)
-@click.option("--pivot", "pivots", multiple=True,
-              help="HCB pivot token (repeatable); 'all' sweeps every vocabulary entry.")
-@click.option("--top-k", "-k", "top_k", default="1,5,10,20", show_default=True,
-              help="k for top-k exact match (only k <= beam are reported).")
-@click.option("--topk", "topk_alias", default=None, hidden=True)
+@_field("gaps")
+@_field("methods", help=f"Comma-separated methods: {method_names()}.")
+@_field("beam_size", "--beam", "-b")
+@_old("--beams", "--beam-size", "beams_alias")
+@_field("pivot", multiple=True, type=str, default=())
+@_field("top_k", "-k")
+@_old("--topk", "--top-k", "topk_alias")
 @seed_option
-@click.option("--batch-size", default=16, show_default=True, type=click.IntRange(min=1),
-              help="Examples decoded together.")
-@click.option("--bertscore-model", help="BERTScore scorer: a local HF model directory or hub id "
-                                        "(column left out with a warning if it cannot load).")
-@click.option("--bertscore-layers", type=click.IntRange(min=1), help="Layer of the scorer model to use.")
-@allow_special_option()
-@field_option(DecodeConfig, "dedup")
+@_field("batch_size")
+@_field("bertscore_model")
+@_field("bertscore_layers")
+@_field("allow_special")
+@_field("dedup")
 @device_options
 @speed_options
 @data_option
@@ -65,10 +52,8 @@ def int_list(value: str, what: str) -> list[int]:
 @progress_option
 @json_option
 @clean_errors
-def bench(data, model, out, fmt, split, family, examples, gaps, methods, beams, beams_alias, pivots,
-          top_k, topk_alias, seed, batch_size, bertscore_model, bertscore_layers, allow_special,
-          dedup, device, dtype, quantize, compile_model, data_root, overwrite, progress,
-          as_json):
+def bench(out, beams_alias, topk_alias, examples, compile_model, overwrite, progress, as_json,
+          **params):
     """Benchmark infilling decoders on DATA.
 
     DATA is a corpus name (english, greek, protein: see --data-dir), a text file (one example per
@@ -79,22 +64,15 @@ def bench(data, model, out, fmt, split, family, examples, gaps, methods, beams, 
     import warnings
     from pathlib import Path
 
-    from infill.bench import BenchConfig, run_bench
-
-    for old, new, value in (("--beam", "--beams", beams_alias), ("--topk", "--top-k", topk_alias)):
-        if value is not None:
-            click.echo(f"Warning: {old} is deprecated; use {new}", err=True)
+    from infill.bench import run_bench
     from infill.data.files import check_text
-    for p in pivots:
+
+    for p in params["pivot"]:
         check_text(p, "--pivot")
-    config = BenchConfig(
-        model=model, data=data, fmt=fmt, split=split, family=family, limit=examples or None,
-        gaps=int_list(gaps, "--gaps"), methods=[m.strip() for m in methods.split(",") if m.strip()],
-        beams=int_list(beams_alias or beams, "--beams"), pivots=list(pivots),
-        ks=int_list(topk_alias or top_k, "--top-k"), seed=seed, batch_size=batch_size,
-        allow_special=allow_special, dedup=dedup, bertscore_model=bertscore_model,
-        bertscore_layers=bertscore_layers, device=device, dtype=dtype,
-        quantize=quantize, compile=compile_model, data_root=data_root)
+    args = request_args(BenchRequest, params)
+    args.update(examples=examples or None, beam_size=beams_alias or args["beam_size"],
+                top_k=topk_alias or args["top_k"], compile=compile_model)
+    config = BenchRequest(**args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         summary = run_bench(config, out, overwrite=overwrite, progress=progress)

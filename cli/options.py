@@ -15,7 +15,6 @@ from .status import progress_option  # --progress/--no-progress, one name everyw
 from infill.config import MAX_SEED, SAMPLERS, DecodeConfig
 from infill.data.files import check_text
 from infill.data.splits import PARTS
-from infill.decoding.lengths import LENGTH_SCORES
 from infill.decoding.proposals import MAX_TEMPERATURE
 from infill.models.device import DTYPES
 from infill.requests import spec_of
@@ -69,6 +68,8 @@ def field_option(request, name: str, *aliases: str, **overrides):
         kw["type"] = _click_type(spec)
         if field.default is None:
             kw["show_default"] = False
+        if spec.many:                   # a grid axis: comma-separated, e.g. --gaps 2,3,4
+            kw.update(type=ListType(spec.kind), default=",".join(map(str, field.default)))
     kw.update(overrides)
     return click.option(*decls, *aliases, name, **kw)
 
@@ -82,6 +83,31 @@ def _click_type(spec):
     if spec.kind is float:
         return FiniteFloat(spec.low, spec.high, min_open=spec.low_open, max_open=spec.high_open)
     return str
+
+
+class ListType(click.ParamType):
+    """A comma-separated list (``2,3,4``) for a many-valued request field: a tuple of ints or
+    of strings (the field's rules check the values)."""
+
+    name = "LIST"
+
+    def __init__(self, kind: type):
+        self.kind = kind
+
+    def convert(self, value, param, ctx):
+        from .errors import CLIError
+        if isinstance(value, tuple):
+            return value
+        flag = param.opts[0] if param is not None else "the list"
+        items = [v.strip() for v in str(value).split(",") if v.strip()]
+        if not items:
+            raise CLIError(f"{flag} is empty")
+        if self.kind is not int:
+            return tuple(items)
+        try:
+            return tuple(int(v) for v in items)
+        except ValueError:
+            raise CLIError(f"{flag} must be comma-separated integers, got {value!r}") from None
 
 
 def request_args(request, params: dict) -> dict:
@@ -153,18 +179,6 @@ class GapLengthType(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
-fill_gap_options = _stack(
-    click.option("--gap", "-g", default="1", show_default=True, type=GapLengthType(),
-                 help="Tokens (characters, residues) to fill at each gap marker: N, a range LO-HI "
-                      "(every length is decoded and all ranked by --length-score), or 'word' "
-                      "(one whole word of 1-3 word pieces)."),
-    click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT."),
-    click.option("--length-score", default="pll", show_default=True,
-                 type=click.Choice(LENGTH_SCORES),
-                 help="How completions of different gap lengths are ranked together: pll "
-                      "(pseudo-log-likelihood of the filled text), pll-gap (of the gap only), "
-                      "per-char (the decoder's score per character)."))
-
 seed_option = click.option("--seed", default=0, show_default=True,
                            type=click.IntRange(0, MAX_SEED),
                            help="Seed of every random draw (results are deterministic under it).")
@@ -234,8 +248,3 @@ def decode_config(sample_alias=None, **params) -> DecodeConfig:
     args["pivot"] = tuple(args["pivot"]) if args.get("pivot") else None
     args["sampling"] = args.get("sampling") or sample_alias
     return DecodeConfig(**args)
-
-
-def top_k_option(default: int = 5, help: str = "Completions shown per input."):
-    return click.option("--top-k", "-k", "top_k", default=default, show_default=True,
-                        type=click.IntRange(min=1), help=help)

@@ -55,7 +55,8 @@ class Spec:
     (``low_open``/``high_open``: excluded); ``choices``: the allowed strings (or a function
     returning them); ``optional``: None is allowed; ``skip``: values of another type checked
     elsewhere (a Scorer instance, token tuples); ``what``: the name messages use; ``help``: the
-    one-line help every front end shows."""
+    one-line help every front end shows; ``many``: the value is a tuple of values that each
+    follow the rules, non-empty unless ``optional`` (a grid axis of ``infill bench``)."""
 
     kind: type
     help: str = ""
@@ -67,6 +68,7 @@ class Spec:
     optional: bool = False
     skip: Callable[[Any], bool] | None = None
     what: str | None = None
+    many: bool = False
 
     def names(self) -> tuple[str, ...] | None:
         """The allowed strings (a registry given as a function is read now)."""
@@ -78,6 +80,14 @@ class Spec:
         if (value is None and self.optional) or (self.skip is not None and self.skip(value)):
             return
         what = self.what or name.replace("_", " ")
+        if self.many:
+            if not isinstance(value, tuple) or not (value or self.optional):
+                raise ConfigError(f"{name} must be a non-empty list of {what}s, got {value!r}",
+                                  field=name)
+            one = dataclasses.replace(self, many=False, optional=False)
+            for v in value:
+                one.check(v, name)
+            return
         if self.kind is bool:
             if not isinstance(value, bool):
                 raise ConfigError(f"{name} must be True or False, got {value!r}", field=name)
@@ -182,7 +192,8 @@ class Request:
                               f"{', '.join(sorted(cls.fields()))}", field=unknown[0])
         if base is not None and not isinstance(base, cls):
             raise ConfigError(f"config must be a {cls.__name__}, got {type(base).__name__}")
-        base = base if base is not None else cls()
+        if base is None:                # the defaults, or (required fields) the options
+            return cls(**options)
         return dataclasses.replace(base, **options) if options else base
 
     def replace(self, **changes):

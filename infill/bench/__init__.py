@@ -1,6 +1,8 @@
 """``infill bench``: the HCB beam-search paper's infilling experiments as a reproducible benchmark.
 
-- :mod:`infill.bench.data`    corpora, held-out splits, seeded gap selection, context truncation
+- :mod:`infill.bench.request`   :class:`BenchRequest`, the options of a run (``infill bench``'s flags)
+- :mod:`infill.bench.selectors` which examples and spans (random spans, EpiDoc supplements, yours)
+- :mod:`infill.bench.gaps`    seeded gap selection, context truncation
 - :mod:`infill.bench.methods` the methods grid (scorer x order, sampling baselines, ablations)
 - :mod:`infill.bench.metrics` top-k exact match, BLEU (sacrebleu), BERTScore (bert-score)
 - :mod:`infill.bench.runner`  resumable run writing ``results.jsonl``
@@ -10,9 +12,12 @@
 from infill.lazy import lazy_exports
 
 _EXPORTS = {
-    "BenchConfig": "infill.bench.runner",
+    "BenchRequest": "infill.bench.request",
+    "BenchConfig": "infill.bench.request",
+    "Selection": "infill.bench.selectors",
+    "random_spans": "infill.bench.selectors",
     "run_bench": "infill.bench.runner",
 }
 
-__all__ = ["BenchConfig", "run_bench"]
+__all__ = ["BenchRequest", "BenchConfig", "Selection", "random_spans", "run_bench"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

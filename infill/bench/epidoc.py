@@ -1,8 +1,9 @@
 """``infill bench`` on EpiDoc editions: the editors' supplements as restoration tasks.
 
-Example selector: DATA is a folder of EpiDoc files, or ``iospe`` (``greek/iospe`` under the data
-root). Each editor's ``<supplied reason="lost">`` whose normalized length is one of ``--gaps``
-(default in the CLI: 2,3,4,5; the README's table uses 1-10) is hidden in turn, every other lost
+Example selector (:func:`editors_supplements`): DATA is a folder of EpiDoc files, or ``iospe``
+(``greek/iospe`` under the data root). Each editor's ``<supplied reason="lost">`` whose
+normalized length is one of ``--gaps`` (default in the CLI: 2,3,4,5; the README's table uses
+1-10) is hidden in turn, every other lost
 stretch of its inscription shown as missing (:func:`infill.data.epidoc_corpus.supplement_tasks`);
 ``--split`` picks a part of the corpus's split by inscription (80/10/10, seed 0), and ``-n`` a
 seeded sample of the tasks. An example's id is the task's position in the part's task list.
@@ -24,7 +25,8 @@ from infill.data.epidoc_corpus import IOSPE, Task, _part, supplement_tasks
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 
-__all__ = ["cer", "edit_distance", "epidoc_folder", "epidoc_plan", "epidoc_report", "tasks_for"]
+__all__ = ["cer", "edit_distance", "editors_supplements", "epidoc_folder", "epidoc_plan",
+           "epidoc_report", "tasks_for"]
 
 
 def epidoc_folder(data: str, root: str | None = None) -> Path | None:
@@ -33,8 +35,8 @@ def epidoc_folder(data: str, root: str | None = None) -> Path | None:
         from infill.data.corpora import data_root
         base = data_root(root)
         if base is None or not (base / IOSPE).is_dir():
-            raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass --data-dir "
-                             "DIR or set INFILL_DATA=DIR")
+            raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' "
+                             "DIR or set INFILL_DATA=DIR", field="data_root")
         return base / IOSPE
     p = Path(data)
     if p.is_dir() and any(p.glob("*.xml")):
@@ -65,29 +67,34 @@ def _example(model, k: int, task: Task) -> Example | None:
     return Example(k, len(gap), tuple(window), start)
 
 
-def epidoc_plan(model, config, folder: Path):
-    """The benchmark plan of an EpiDoc corpus (see the module docstring)."""
-    from infill.bench.methods import build_grid, expand_names
-    from infill.bench.runner import Plan, resolve_pivots
+def editors_supplements(model, request, folder: Path):
+    """The example selector of an EpiDoc corpus (see the module docstring): a
+    :class:`~infill.bench.selectors.Selection` of the editors' supplements."""
+    from infill.bench.selectors import Selection
 
-    tasks = tasks_for(folder, config.split, config.gaps)
+    tasks = tasks_for(folder, request.split, list(request.gaps))
     if not tasks:
-        raise InputError(f"no editor's supplement of {', '.join(map(str, config.gaps))} "
-                         f"characters in {folder} (split {config.split})")
-    chosen = pick_indices(list(range(len(tasks))), config.limit, config.seed)
-    by_n: dict[int, list[Example]] = {n: [] for n in config.gaps}
-    skipped = {n: 0 for n in config.gaps}
+        raise InputError(f"no editor's supplement of {', '.join(map(str, request.gaps))} "
+                         f"characters in {folder} (split {request.split})", field="data")
+    chosen = pick_indices(list(range(len(tasks))), request.examples, request.seed)
+    by_n: dict[int, list[Example]] = {n: [] for n in request.gaps}
+    skipped = {n: 0 for n in request.gaps}
     for k in chosen:
         ex = _example(model, k, tasks[k])
         if ex is None:
             skipped[len(tasks[k].gold)] = skipped.get(len(tasks[k].gold), 0) + 1
         else:
             by_n[ex.n].append(ex)
-    grid = build_grid(expand_names(config.methods), config.beams,
-                      resolve_pivots(model, config.pivots))
     files = {t.file for t in tasks}
-    return Plan(by_n, skipped, grid, len(chosen), len(files), len(tasks), model.unit,
-                report=lambda out, rows: epidoc_report(out, rows, tasks, config.ks))
+    return Selection(by_n, skipped, len(chosen), len(files), len(tasks),
+                     report=lambda out, rows: epidoc_report(out, rows, tasks,
+                                                            list(request.top_k)))
+
+
+def epidoc_plan(model, request, folder: Path):
+    """The benchmark plan (examples and grid) of an EpiDoc corpus."""
+    from infill.bench.runner import make_plan
+    return make_plan(model, request, lambda m, r: editors_supplements(m, r, folder))
 
 
 # ---- metrics and report -----------------------------------------------------------------------

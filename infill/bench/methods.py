@@ -32,55 +32,54 @@ GROUPS = {
 GROUPS["all"] = GROUPS["beam"] + GROUPS["sampling"] + GROUPS["ablations"] + GROUPS["any-order"]
 
 
+CELL_FIELDS = ("scorer", "order", "beam_size", "sampling", "temperature", "top_p", "pivot")
+"""The :class:`DecodeConfig` fields a grid cell sets; the run sets the others (dedup, seed, ...)."""
+
+
 @dataclass(frozen=True)
 class Method:
-    """One cell of the grid: a decoder configuration."""
+    """One cell of the grid: a method's name and the decoding options it sets (``config``'s
+    :data:`CELL_FIELDS`; e.g. ``config.beam_size``), and the label of its pivot for tables."""
 
     name: str                       # canonical method name (no beam / pivot)
-    beam: int
-    scorer: str = "hcb"
-    order: str = "left-to-right"
-    sampling: str | None = None
-    temperature: float = 1.0
-    top_p: float = 0.9
-    pivot: int | None = None        # HCB pivot id (None: the model's default)
+    config: DecodeConfig
     pivot_label: str | None = None  # the pivot's token string, for tables
 
     @property
     def key(self) -> str:
-        key = f"{self.name}/b{self.beam}"
-        if self.pivot is not None:
+        key = f"{self.name}/b{self.config.beam_size}"
+        if self.config.pivot is not None:
             key += f"/pivot={self.pivot_label}"
         return key
 
     def decode_config(self, base: DecodeConfig) -> DecodeConfig:
         """``base`` (the run's shared options: dedup, allow_special, seed) with this cell's."""
-        return base.replace(scorer=self.scorer, order=self.order, beam_size=self.beam,
-                            sampling=self.sampling, temperature=self.temperature,
-                            top_p=self.top_p, pivot=self.pivot)
+        return base.replace(**{f: getattr(self.config, f) for f in CELL_FIELDS})
 
 
-def _parse_one(name: str, beam: int) -> Method:
+def _parse_one(name: str, beam_size: int) -> Method:
+    def method(canonical: str, **options) -> Method:
+        return Method(canonical, DecodeConfig(beam_size=beam_size, **options))
+
     if name == "pure":
-        return Method("pure", beam, scorer="standard", sampling="pure")
+        return method("pure", scorer="standard", sampling="pure")
     m = re.fullmatch(r"temp(?:erature)?([0-9.]+)", name)
     if m:
         t = float(m.group(1))
         if t <= 0:
-            raise ConfigError(f"temperature must be > 0 in method {name!r}")
-        return Method(f"temp{t:g}", beam, scorer="standard", sampling="temperature", temperature=t)
+            raise ConfigError(f"temperature must be > 0 in method {name!r}", field="methods")
+        return method(f"temp{t:g}", scorer="standard", sampling="temperature", temperature=t)
     m = re.fullmatch(r"nucleus([0-9.]*)", name)
     if m:
         p = float(m.group(1) or 0.9)
         if not 0 < p <= 1:
-            raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}")
-        return Method(f"nucleus{p:g}", beam, scorer="standard", sampling="nucleus", top_p=p)
+            raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}", field="methods")
+        return method(f"nucleus{p:g}", scorer="standard", sampling="nucleus", top_p=p)
     m = re.fullmatch(r"([a-z]+)-(" + "|".join(ORDER_CODES) + ")", name)
     if m and m.group(1) in SCORER_CODES:
         scorer = SCORER_CODES[m.group(1)]
-        return Method(f"{scorer}-{m.group(2)}", beam, scorer=scorer,
-                      order=ORDER_CODES[m.group(2)])
-    raise ConfigError(f"unknown method {name!r}; use {method_names()}")
+        return method(f"{scorer}-{m.group(2)}", scorer=scorer, order=ORDER_CODES[m.group(2)])
+    raise ConfigError(f"unknown method {name!r}; use {method_names()}", field="methods")
 
 
 def method_names() -> str:
@@ -101,27 +100,26 @@ def expand_names(spec: str | list[str]) -> list[str]:
             if name not in out:
                 out.append(name)
     if not out:
-        raise ConfigError("no methods given")
+        raise ConfigError("no methods given", field="methods")
     return out
 
 
-def build_grid(names: list[str], beams: list[int],
+def build_grid(names: list[str], beam_sizes: list[int],
                pivots: list[tuple[int, str]] | None = None) -> list[Method]:
-    """All (method, beam, pivot) cells. ``pivots``: (id, label) pairs for the HCB methods."""
-    if not beams or any(b < 1 for b in beams):
-        raise ConfigError(f"beam sizes must be >= 1, got {beams}")
+    """All (method, beam size, pivot) cells. ``pivots``: (id, label) pairs for the HCB methods."""
+    if not beam_sizes or any(b < 1 for b in beam_sizes):
+        raise ConfigError(f"beam sizes must be >= 1, got {beam_sizes}", field="beam_size")
     grid: list[Method] = []
-    for beam in beams:
+    for beam_size in beam_sizes:
         for name in names:
-            m = _parse_one(name, beam)
-            if m.scorer == "hcb" and pivots:
-                for pid, label in pivots:
-                    grid.append(Method(m.name, beam, m.scorer, m.order, pivot=pid,
-                                       pivot_label=label))
+            m = _parse_one(name, beam_size)
+            if m.config.scorer == "hcb" and pivots:
+                grid += [Method(m.name, m.config.replace(pivot=pid), pivot_label=label)
+                         for pid, label in pivots]
             else:
                 grid.append(m)
     keys = [m.key for m in grid]
     dup = {k for k in keys if keys.count(k) > 1}
     if dup:
-        raise ConfigError(f"method given twice: {sorted(dup)[0]}")
+        raise ConfigError(f"method given twice: {sorted(dup)[0]}", field="methods")
     return grid

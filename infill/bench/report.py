@@ -48,9 +48,10 @@ def summarize(config, plan, rows: list[dict], bert_available: bool) -> dict:
                 else by_cell[(m.key, n)]
             if not rs:
                 continue
-            cell = {"method": m.key, "name": m.name, "beam": m.beam, "pivot": m.pivot_label,
+            beam_size = m.config.beam_size
+            cell = {"method": m.key, "name": m.name, "beam": beam_size, "pivot": m.pivot_label,
                     "n": n}
-            cell.update(summarize_cell(rs, config.ks, m.beam))
+            cell.update(summarize_cell(rs, list(config.top_k), beam_size))
             if n == "all":  # BLEU-n differs per gap length: pool as the mean of the per-n values
                 per_n = [corpus_bleu([r["hyps"][0] for r in by_cell[(m.key, nn)]],
                                      [r["gold"] for r in by_cell[(m.key, nn)]])

@@ -21,18 +21,17 @@ import json
 import math
 import os
 import time
-import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from infill.bench.gaps import Example, derive_seed, pick_indices, select_examples, tokenize_texts
+from infill.bench.gaps import Example, derive_seed
 from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
-from infill.config import DecodeConfig, check_seed
-from infill.data.corpora import load_texts
+from infill.bench.request import BenchConfig, BenchRequest  # noqa: F401 (BenchConfig: old path)
+from infill.bench.selectors import Selection, Selector, default_selector
+from infill.config import DecodeConfig
 from infill.data.files import ensure_dir, parse_json, read_json
-from infill.data.splits import PARTS, heldout
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import MaskedLM
 from infill.progress import progress as progress_bar
@@ -44,78 +43,6 @@ changing it would change every stored sampling result and break resuming them)."
 RESULTS = "results.jsonl"
 CONFIG = "config.json"
 MAX_SWEEP_VOCAB = 128
-
-
-@dataclass
-class BenchConfig:
-    """Everything that determines the results (stored in ``config.json`` and checked on resume)."""
-
-    model: str
-    data: str
-    fmt: str | None = None
-    split: str = "all"
-    family: str | None = None
-    limit: int | None = 200
-    gaps: list[int] = field(default_factory=lambda: [2, 3, 4, 5])
-    methods: list[str] = field(default_factory=lambda: ["beam"])
-    beams: list[int] = field(default_factory=lambda: [5])
-    pivots: list[str] = field(default_factory=list)
-    ks: list[int] = field(default_factory=lambda: [1, 5, 10, 20])
-    seed: int = 0
-    batch_size: int = 16
-    allow_special: bool = False
-    dedup: bool = True
-    bertscore_model: str | None = None
-    bertscore_layers: int | None = None
-    device: str | None = None
-    dtype: str | None = None
-    quantize: str | None = None
-    compile: bool = False
-    data_root: str | None = None      # where corpus names resolve (not part of the results' identity)
-
-    def __post_init__(self):
-        def ints(xs, what, low):
-            if not isinstance(xs, list) or not xs or any(
-                    isinstance(x, bool) or not isinstance(x, int) or x < low for x in xs):
-                raise ConfigError(f"{what} must be a non-empty list of integers >= {low}, got {xs!r}")
-        ints(self.gaps, "gap lengths", 1)
-        ints(self.beams, "beam sizes", 1)
-        ints(self.ks, "k of top-k", 1)
-        for name, what in (("gaps", "gap length"), ("beams", "beam size"), ("ks", "k of top-k"),
-                           ("methods", "method"), ("pivots", "pivot")):
-            self._once(name, what)
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
-                                       or self.limit < 1):
-            raise ConfigError(f"the number of examples must be >= 1 (or None for all), got {self.limit!r}")
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError(f"batch size must be >= 1, got {self.batch_size!r}")
-        check_seed(self.seed)
-        if self.split not in ("all", *PARTS):
-            raise ConfigError(f"unknown split {self.split!r}; choose all, {', '.join(PARTS)}")
-
-    def _once(self, name: str, what: str) -> None:
-        """Each value of a grid axis once (a repeated one would plan rows that are never
-        written: the run could not complete); a warning names what was repeated."""
-        values = getattr(self, name)
-        if not isinstance(values, list):
-            return
-        once = list(dict.fromkeys(values))
-        if len(once) < len(values):
-            repeated = sorted({str(v) for v in values if values.count(v) > 1})
-            warnings.warn(f"{what} {', '.join(repeated)} given more than once: run once",
-                          stacklevel=3)
-            setattr(self, name, once)
-
-    def to_json(self) -> dict:
-        """What identifies the results (checked on resume): every field but ``data_root``, and
-        ``dtype``/``quantize``/``compile`` only when set (runs recorded before they existed stay
-        resumable)."""
-        out = asdict(self)
-        out.pop("data_root")
-        for key in ("dtype", "quantize", "compile"):
-            if not out[key]:
-                out.pop(key)
-        return out
 
 
 # ---- results file -------------------------------------------------------------------------------
@@ -132,9 +59,10 @@ def _is_row(row) -> bool:
         for k, t in ROW_FIELDS.items())
 
 
-def read_rows(path: Path) -> list[dict]:
+def read_rows(path: Path, is_row: Callable[[object], bool] = _is_row) -> list[dict]:
     """Rows of a results file. A last line without its newline is an interrupted write: it is cut
-    off the file (and redone later). Any other unreadable line is an error."""
+    off the file (and redone later). Any other unreadable line (or one ``is_row`` refuses) is an
+    error."""
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -147,8 +75,9 @@ def read_rows(path: Path) -> list[dict]:
             row = parse_json(line, f"{path}: line {i}")
         except InputError:
             row = None
-        if not _is_row(row):
-            raise InputError(f"{path}: line {i} is corrupt; remove it or use --overwrite")
+        if not is_row(row):
+            raise InputError(f"{path}: line {i} is corrupt; remove it or use 'overwrite'",
+                             path=str(path), line=i, field="overwrite")
         rows.append(row)
     if tail:
         with open(path, "r+b") as f:
@@ -206,32 +135,35 @@ def _read_config(cfg_path: Path) -> dict:
     try:
         old = read_json(cfg_path, "benchmark configuration")
     except InputError as e:
-        raise ModelLoadError(f"{str(e).splitlines()[0][:200]}; remove it or use --overwrite to "
-                             "start afresh") from None
+        raise ModelLoadError(f"{str(e).splitlines()[0][:200]}; remove it or use 'overwrite' to "
+                             "start afresh", field="overwrite") from None
     if not isinstance(old, dict):
         raise ModelLoadError(f"{cfg_path} is not a benchmark configuration; remove it or use "
-                             "--overwrite to start afresh")
+                             "'overwrite' to start afresh", field="overwrite")
     return old
 
 
-def prepare_out(out: Path, config: BenchConfig, overwrite: bool = False,
-                rank: int = 0) -> list[dict]:
+def prepare_out(out: Path, config: BenchRequest, overwrite: bool = False,
+                rank: int = 0, identity: dict | None = None) -> list[dict]:
     """Create/validate the output directory; return the rows already done there (``results.jsonl``
     and any per-rank files of an interrupted sharded run, de-duplicated by key).
 
     Rank 0 runs it first; the other ranks then run it on what they see as ``--out`` (the same
     folder on a shared filesystem, where they find rank 0's ``config.json``; their own machine's
     folder otherwise, which gets its own ``config.json`` so that rows left there by a run with
-    other arguments are refused, or removed by ``--overwrite``)."""
-    ensure_dir(out, "--out folder")
+    other arguments are refused, or removed by ``--overwrite``). ``identity``: a custom
+    selector's, stored as ``selector``."""
+    ensure_dir(out, "'out' folder", field="out")
     cfg_path, res_path = out / CONFIG, out / RESULTS
     if overwrite:
         # a non-main rank leaves config.json alone: on a shared --out it is rank 0's new one
         for p in ((cfg_path,) if rank == 0 else ()) + (res_path, *out.glob("results.rank*.jsonl")):
             p.unlink(missing_ok=True)
     new = dict(config.to_json(), model_fingerprint=model_fingerprint(config.model))
+    if identity is not None:
+        new["selector"] = identity
     if cfg_path.exists():
-        old = _read_config(cfg_path)
+        old = config.stored(_read_config(cfg_path))
         if old != new and rank and overwrite:
             _write_config(cfg_path, new, rank)
         elif old != new:
@@ -239,15 +171,15 @@ def prepare_out(out: Path, config: BenchConfig, overwrite: bool = False,
             where = "" if rank == 0 else f" (as seen by rank {rank})"
             if diff == ["model_fingerprint"]:
                 raise ConfigError(f"{out}{where} holds results of another version of model "
-                                  f"{config.model!r} (its files changed); use another --out, or "
-                                  "--overwrite to start afresh")
+                                  f"{config.model!r} (its files changed); use another 'out', or "
+                                  "'overwrite' to start afresh", field=("model", "out", "overwrite"))
             raise ConfigError(f"{out}{where} holds a run with different arguments "
-                              f"({', '.join(diff)}); use another --out, or --overwrite to start "
-                              "afresh")
+                              f"({', '.join(diff)}); use another 'out', or 'overwrite' to start "
+                              "afresh", field=(diff[0], "out", "overwrite"))
     elif (res_path.exists() and res_path.stat().st_size) or any(
             f.stat().st_size for f in out.glob("results.rank*.jsonl")):
-        raise ConfigError(f"{out} holds results without {CONFIG}; use --overwrite or another "
-                          "--out")
+        raise ConfigError(f"{out} holds results without {CONFIG}; use 'overwrite' or another "
+                          "'out'", field=("overwrite", "out"))
     else:
         _write_config(cfg_path, new, rank)
     return read_all_rows(out)
@@ -293,9 +225,9 @@ def resolve_pivots(model: MaskedLM, pivots: list[str]) -> list[tuple[int, str]]:
     for p in pivots:
         if p == "all":
             if model.vocab_size > MAX_SWEEP_VOCAB:
-                raise ConfigError(f"--pivot all sweeps every vocabulary entry; {model.name} has "
+                raise ConfigError(f"'pivot' all sweeps every vocabulary entry; {model.name} has "
                                   f"{model.vocab_size} (> {MAX_SWEEP_VOCAB}); "
-                                  "name the pivots instead")
+                                  "name the pivots instead", field="pivot")
             out += [(i, model.id_to_token(i)) for i in range(model.vocab_size)]
         else:
             pid = model.resolve_pivot(int(p) if p.isdigit() else p)
@@ -324,10 +256,11 @@ def make_row(model: MaskedLM, method: Method, ex: Example, hyps, ks: list[int], 
     top = tokens[0] if tokens else []
     return {
         "key": example_key(method, ex), "method": method.key, "name": method.name,
-        "beam": method.beam, "pivot": method.pivot_label, "n": ex.n,
+        "beam": method.config.beam_size, "pivot": method.pivot_label, "n": ex.n,
         "example_id": ex.example_id, "start": ex.start, "gold": list(ex.gold),
         "hyps": tokens, "scores": scores, "rank": rank,
-        "hits": {str(k): v for k, v in topk_hits(rank, usable_ks(ks, method.beam)).items()},
+        "hits": {str(k): v for k, v in topk_hits(rank, usable_ks(ks, method.config.beam_size)
+                                                 ).items()},
         "bleu": sentence_bleu(top, ex.gold) if top else 0.0,
         "fill": model.detokenize(top), "gold_fill": model.detokenize(list(ex.gold)),
         "filled_text": model.detokenize(ex.filled(top)) if top else "",
@@ -348,40 +281,20 @@ class Plan:
     pool_size: int = 0      # examples the draw was made from (the split part, or the corpus)
     unit: str = "tokens"    # what a gap is counted in (tokens, characters, residues)
     report: Callable | None = None   # extra tables of a selector: report(out, rows) -> dict
+    identity: dict | None = None     # a custom selector's identity (stored in config.json)
 
     def total_rows(self) -> int:
         return len(self.grid) * sum(len(v) for v in self.examples.values())
 
 
-def make_plan(model: MaskedLM, config: BenchConfig) -> Plan:
-    """Examples (split, subset, gap spans) and the method grid of a configuration."""
-    from infill.bench.epidoc import epidoc_folder, epidoc_plan
-    folder = epidoc_folder(config.data, config.data_root)
-    if folder is not None:           # EpiDoc editions: the editors' supplements
-        return epidoc_plan(model, config, folder)
-    if config.split == "all":
-        texts = load_texts(config.data, config.fmt, config.data_root)
-        if not texts:
-            raise InputError(f"dataset {config.data!r} holds no text")
-        indices = pick_indices(list(range(len(texts))), config.limit, config.seed)
-        lists = tokenize_texts(model, texts, indices)
-        corpus_size = pool = len(texts)
-    else:
-        h = heldout(config.model, corpus=config.data, family=config.family,
-                    max_length=model.max_length, data=config.data_root)
-        part = h.part(config.split)
-        indices = pick_indices(part, config.limit, config.seed)
-        lists = {i: list(h.examples[i]) for i in indices}
-        corpus_size, pool = len(h.examples), len(part)
-    exs, skipped = select_examples(model, lists, config.gaps, config.seed)
-    if not exs:
-        raise InputError(f"no usable example: all {len(indices)} examples drawn are shorter than "
-                         f"every gap length ({', '.join(map(str, config.gaps))} tokens) or "
-                         "rejected by the model")
-    by_n = {n: [e for e in exs if e.n == n] for n in config.gaps}
-    grid = build_grid(expand_names(config.methods), config.beams,
-                      resolve_pivots(model, config.pivots))
-    return Plan(by_n, skipped, grid, len(indices), corpus_size, pool, model.unit)
+def make_plan(model: MaskedLM, config: BenchRequest, selector: Selector | None = None) -> Plan:
+    """The examples (chosen by ``selector``, default: :func:`default_selector`) and the method
+    grid of a run."""
+    chosen: Selection = (selector or default_selector(config))(model, config)
+    grid = build_grid(expand_names(list(config.methods)), list(config.beam_size),
+                      resolve_pivots(model, list(config.pivot)))
+    return Plan(chosen.examples, chosen.skipped, grid, chosen.n_texts, chosen.corpus_size,
+                chosen.pool_size, model.unit, chosen.report, chosen.identity)
 
 
 def by_length(examples: list[Example]) -> list[Example]:
@@ -457,9 +370,12 @@ def collect_rows(shard, local: list[dict]) -> list[dict] | None:
     return unique_rows(local + [r for part in parts for r in part]) if shard.main else None
 
 
-def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = None,
-              overwrite: bool = False, progress: bool | None = None) -> dict:
+def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = None,
+              overwrite: bool = False, progress: bool | None = None,
+              selector: Selector | None = None) -> dict:
     """Run (or continue) a benchmark into ``out``; returns the summary (also written there).
+    ``selector`` chooses the examples and their spans (:mod:`infill.bench.selectors`; default:
+    random spans, or an EpiDoc corpus's supplements).
 
     Under ``torchrun`` the work units are shared out over the ranks (each writes its own rows
     and sends them to rank 0, which merges them and writes the report); the results equal a
@@ -473,12 +389,12 @@ def run_bench(config: BenchConfig, out: str | Path, model: MaskedLM | None = Non
         from infill.models import load_model
         model = load_model(config.model, device=shard.device(config.device), dtype=config.dtype,
                            quantize=config.quantize, compile=config.compile)
-    plan = make_plan(model, config)
+    plan = make_plan(model, config, selector)
     # rank 0 first (it may start afresh), then the others on what they see as --out; an error
     # on any rank stops every rank
-    local = shard.on_main(lambda: prepare_out(out, config, overwrite))
-    local = shard.everywhere(lambda: local if shard.main else
-                             prepare_out(out, config, overwrite, rank=shard.rank))
+    local = shard.on_main(lambda: prepare_out(out, config, overwrite, identity=plan.identity))
+    local = shard.everywhere(lambda: local if shard.main else prepare_out(
+        out, config, overwrite, rank=shard.rank, identity=plan.identity))
     # every rank's rows (whatever the number of ranks that wrote them) before deciding what is
     # missing; every rank has read its rows before anyone appends
     rows = collect_rows(shard, local)
@@ -535,7 +451,7 @@ def _run_units(model, config, work, done, writer, counter, bert, bar, new: list)
         results = run_decoder(model, [e.masked(model.mask_id) for e in batch],
                               [list(range(e.start, e.start + e.n)) for e in batch], dcfg)
         seconds = (time.perf_counter() - t0) / len(batch)
-        rows = [make_row(model, method, e, hyps, config.ks, counter.calls,
+        rows = [make_row(model, method, e, hyps, list(config.top_k), counter.calls,
                          counter.rows / len(batch), seconds)
                 for e, hyps in zip(batch, results) if e in missing]
         if bert is not None:
