@@ -28,7 +28,8 @@ class EnglishFamily(Family):
         if unknown:
             raise ConfigError(f"the english family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
-            raise ConfigError("--layers, --hidden and --heads must be >= 1")
+            raise ConfigError("'layers', 'hidden' and 'heads' must be >= 1",
+                              field=("layers", "hidden", "heads"))
         if hidden % heads:
             raise ConfigError(f"hidden size {hidden} is not divisible by {heads} heads")
         if max_length < 8:

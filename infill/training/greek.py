@@ -41,15 +41,18 @@ class GreekFamily(Family):
         if unknown:
             raise ConfigError(f"the greek family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
-            raise ConfigError("--layers, --hidden and --heads must be >= 1")
+            raise ConfigError("'layers', 'hidden' and 'heads' must be >= 1",
+                              field=("layers", "hidden", "heads"))
         if hidden % heads:
             raise ConfigError(f"hidden size {hidden} is not divisible by {heads} heads")
         if conv_kernel < 0 or (conv_kernel and conv_kernel % 2 == 0):
-            raise ConfigError(f"--conv-kernel must be 0 (none) or odd, got {conv_kernel}")
+            raise ConfigError(f"'conv_kernel' must be 0 (none) or odd, got {conv_kernel}",
+                              field="conv_kernel")
         if max_length < 8:
             raise ConfigError(f"max length must be >= 8, got {max_length}")
         if words < 0 or inscription_copies < 1:
-            raise ConfigError("--words must be >= 0 and --inscription-copies >= 1")
+            raise ConfigError("'words' must be >= 0 and 'inscription_copies' >= 1",
+                              field=("words", "inscription_copies"))
         self.alphabet = GREEK
         self.config = CharConfig(d_model=hidden, n_layers=layers, n_heads=heads,
                                  d_ff=ff or 4 * hidden, max_length=max_length, dropout=dropout,
@@ -135,9 +138,11 @@ def init_weights(model: CharTransformer, source: str) -> None:
                 and src.shape[0] <= value.shape[0]:
             src = src.repeat(-(-value.shape[0] // src.shape[0]), 1)[: value.shape[0]]
         if value is None or src.shape != value.shape:
-            raise ConfigError(f"--init-from {source}: its {name} does not fit this model "
-                              f"({tuple(src.shape)}); give the same --hidden/--layers/--heads/"
-                              "--ff/--conv-kernel and at least its --max-length")
+            raise ConfigError(f"'init_from' {source}: its {name} does not fit this model "
+                              f"({tuple(src.shape)}); give the same 'hidden'/'layers'/'heads'/"
+                              "'ff'/'conv_kernel' and at least its 'max_length'",
+                              field=("init_from", "hidden", "layers", "heads", "ff", "conv_kernel",
+                                     "max_length"))
         value.copy_(src)
 
 

@@ -174,7 +174,8 @@ def draw_corruption(ids: list[int], family: Family, cfg: TrainRequest, epoch: in
     elif cfg.whole_word:
         cont = family.continues_word(x)
         if cont is None:
-            raise ConfigError(f"the {family.name} family has no words: --whole-word is for english")
+            raise ConfigError(f"the {family.name} family has no words: 'whole_word' is for "
+                              "english", field="whole_word")
         chosen, span_id = _draw_words(rng, can, cont.numpy(), cfg.mask_rate)
     else:
         chosen = (rng.random(len(ids)) < cfg.mask_rate) & can
@@ -319,7 +320,8 @@ def _check_memory(family: Family) -> None:
     if params and free and 16 * params > free:
         raise ConfigError(f"a model of about {params / 1e6:,.0f}M parameters needs about "
                           f"{16 * params / 2 ** 30:,.1f} GiB to train; {free / 2 ** 30:,.1f} GiB "
-                          "are free: choose smaller --hidden / --layers / --ff / --max-length")
+                          "are free: choose smaller 'hidden' / 'layers' / 'ff' / 'max_length'",
+                          field=("hidden", "layers", "ff", "max_length"))
 
 
 def _atomic_save(obj, path: Path) -> None:
@@ -340,7 +342,7 @@ def load_checkpoint(path: Path) -> dict:
     ck = read_torch_file(path, "training checkpoint")
     if not _is_checkpoint(ck):
         raise ModelLoadError(f"{path} is not an infill training checkpoint (or from an older "
-                             "version); start afresh in another --out")
+                             "version); start afresh in another 'out'", field="out")
     return ck
 
 
@@ -420,21 +422,23 @@ class Trainer:
     def _check_out(self) -> None:
         cfg, out = self.cfg, self.out
         if out.exists() and not out.is_dir():
-            raise ConfigError(f"--out {str(out)!r} is a file")
+            raise ConfigError(f"'out' {str(out)!r} is a file", field="out")
         if cfg.resume and not self.ckpt_path.exists():
-            raise ConfigError(f"--resume: no checkpoint in {out}")
+            raise ConfigError(f"'resume': no checkpoint in {out}", field="resume")
         if not cfg.resume:
             if self.ckpt_path.exists():
-                raise ConfigError(f"{out} already holds a checkpoint: pass --resume to continue "
-                                  "it, or choose another --out")
+                raise ConfigError(f"{out} already holds a checkpoint: pass 'resume' to continue "
+                                  "it, or choose another 'out'", field=("out", "resume"))
             if (out / "train_info.json").exists():
-                raise ConfigError(f"{out} already holds a trained model; choose another --out")
+                raise ConfigError(f"{out} already holds a trained model; choose another 'out'",
+                                  field="out")
         try:
             out.mkdir(parents=True, exist_ok=True)
             if not cfg.resume and (out / LOG).exists():
                 (out / LOG).unlink()   # a run killed before its first checkpoint: start afresh
         except OSError as e:
-            raise ConfigError(f"cannot write to --out {str(out)!r}: {e.strerror or e}") from None
+            raise ConfigError(f"cannot write to 'out' {str(out)!r}: {e.strerror or e}",
+                              field="out") from None
 
     def _prepare_data(self) -> None:
         cfg, family = self.cfg, self.family
@@ -451,7 +455,8 @@ class Trainer:
         planned = cfg.steps if cfg.steps is not None else cfg.epochs * self.per_epoch
         if not planned <= MAX_STEPS:
             raise ConfigError(f"{planned:.3g} steps planned ({self.per_epoch:,} per epoch): at "
-                              f"most {MAX_STEPS:,}; ask for fewer --steps / --epochs")
+                              f"most {MAX_STEPS:,}; ask for fewer 'steps' / 'epochs'",
+                              field=("steps", "epochs"))
         self.total = cfg.steps if cfg.steps is not None else max(1, int(math.ceil(planned)))
         self.val_batches = []
         for s in range(0, len(val_idx), cfg.batch_size):
@@ -467,17 +472,18 @@ class Trainer:
         ck = load_checkpoint(self.ckpt_path)
         cfg = self.cfg
         if ck["family"] != self.family.name:
-            raise ConfigError(f"--resume: {self.out} holds a {ck['family']} run, not "
-                              f"{self.family.name}")
+            raise ConfigError(f"'resume': {self.out} holds a {ck['family']} run, not "
+                              f"{self.family.name}", field="resume")
         if ck["masking"] != cfg.masking or ck["seed"] != cfg.seed:
-            raise ConfigError(f"--resume: checkpoint was trained with masking={ck['masking']}, "
-                              f"seed={ck['seed']}; pass the same options")
+            raise ConfigError(f"'resume': checkpoint was trained with masking={ck['masking']}, "
+                              f"seed={ck['seed']}; pass the same options", field="resume")
         try:
             self.model.load_state_dict(ck["model"])
             self.opt.load_state_dict(ck["optimizer"])
         except (RuntimeError, ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"--resume: {self.ckpt_path} does not fit this model ("
-                              f"{str(e).splitlines()[0][:120]}); pass the same model options") from None
+            raise ConfigError(f"'resume': {self.ckpt_path} does not fit this model ("
+                              f"{str(e).splitlines()[0][:120]}); pass the same model options",
+                              field="resume") from None
         try:
             self.sched.load_state_dict(ck["scheduler"])
             torch.set_rng_state(ck["torch_rng"])
@@ -489,7 +495,7 @@ class Trainer:
         except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
             raise ModelLoadError(f"{self.ckpt_path} is not an infill training checkpoint "
                                  f"({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})"
-                                 "; start afresh in another --out") from None
+                                 "; start afresh in another 'out'", field="out") from None
         # the next step's learning rate under this run's plan (the saved one ends the old plan:
         # 0 at its last step, when a finished run is extended with more --steps)
         for group, base in zip(self.opt.param_groups, self.sched.base_lrs):
@@ -569,7 +575,7 @@ class Trainer:
         loss, _, _ = _loss(self.family, self.model, ids, attn, labels, autocast=self.autocast)
         if not torch.isfinite(loss):
             raise ConfigError(f"training diverged at step {self.step} (loss {float(loss)}); "
-                              "lower --lr")
+                              "lower 'lr'", field="lr")
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         if self.cfg.clip:

@@ -33,16 +33,19 @@ class ProteinFamily(Family):
     def __init__(self, layers: int = 4, hidden: int = 128, heads: int = 8, ff: int | None = None,
                  max_length: int = 130, token_dropout: bool = True, **unsupported):
         if unsupported:
-            raise ConfigError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in sorted(unsupported))} "
-                              "do not apply to the protein family (ESM2 uses the fixed ESM-1b alphabet)")
+            raise ConfigError(f"option(s) {', '.join(repr(k) for k in sorted(unsupported))} "
+                              "do not apply to the protein family (ESM2 uses the fixed ESM-1b alphabet)",
+                              field=tuple(sorted(unsupported)))
         if ff is not None and ff != 4 * hidden:
-            raise ConfigError(f"ESM2's feed-forward size is 4 x hidden ({4 * hidden}); --ff {ff} "
-                              "is not supported")
+            raise ConfigError(f"ESM2's feed-forward size is 4 x hidden ({4 * hidden}); 'ff' {ff} "
+                              "is not supported", field="ff")
         if hidden % heads or (hidden // heads) % 2:
-            raise ConfigError(f"--hidden {hidden} must be a multiple of 2 x --heads {heads} "
-                              "(rotary embeddings need an even head size)")
+            raise ConfigError(f"'hidden' {hidden} must be a multiple of 2 x 'heads' {heads} "
+                              "(rotary embeddings need an even head size)",
+                              field=("hidden", "heads"))
         if min(layers, hidden, heads) < 1 or max_length < 3:
-            raise ConfigError("need --layers >= 1 and --max-length >= 3")
+            raise ConfigError("need 'layers' >= 1 and 'max_length' >= 3",
+                              field=("layers", "max_length"))
         import esm
         self.alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
         self.layers, self.hidden, self.heads = layers, hidden, heads
