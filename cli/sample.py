@@ -170,65 +170,39 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     infill rescore "the cat sat on the mat." "the dog sat on the mat."
     infill run --json -k 5 "the ___ sat" | jq -r '.completions[].text' | infill rescore
     """
-    from infill.mcmc import rescore_each
-
+    from infill.jobs.rescore import rescore_inputs
     from infill.parallel import current
-    from infill.runner import load, over_batches
+    from infill.progress import progress as progress_bar
+    from infill.runner import load
 
     shard = current()
     records = read_records(tuple(texts), input_file, "text")
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
                                             "centred on it")
-
-    def score(mine):
-        with LongInputs.quiet():
-            out = rescore_each(lm, [rec.text or "" for rec in mine], energy=energy,
-                               window=long_inputs.window)
-        for rec, res in zip(mine, out):
-            if rec.error is not None:      # e.g. a FASTA record without sequence
-                res.error = rec.error
-        return out
-
-    # under torchrun, rank r scores texts r, r + N, ...; rank 0 ranks them all. 32 texts per
-    # scoring call: the bar moves, and each call still fills its forward passes
-    from infill.progress import progress as progress_bar
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="rescore", unit="text",
-                      enabled=shown) as bar:
-        results = over_batches(records, score, shard, batch_size=32, progress=bar)
-    failed_any = None if results is None else any(r.error is not None for r in results)
-    if shard.broadcast(failed_any) and not shard.main:
+                      enabled=shown) as bar, LongInputs.quiet():
+        ranking = rescore_inputs(lm, records, energy=energy, window=long_inputs.window,
+                                 name=model, shard=shard, progress=bar)
+    if shard.broadcast(None if ranking is None else bool(ranking.failed)) and not shard.main:
         raise SystemExit(2)
     if not shard.main:
         return
-    long_inputs.note(any(res.windows for res in results))
-    for rec in records:
-        for note in lm.input_notes(rec.text or ""):
-            click.echo(f"note: text {rec.id}: {note}", err=True)
-    for res in results:
-        res.error = long_inputs.error(res.error, res.error_field)
-    failed = [(rec, res) for rec, res in zip(records, results) if res.error is not None]
-    for rec, res in failed:
-        click.echo(f"Error: text {rec.id}: {res.error}", err=True)
-    scored = [(i, rec, res) for i, (rec, res) in enumerate(zip(records, results))
-              if res.error is None]
-    scored.sort(key=lambda x: (x[2].energy, x[0]))
-    rows = [{"rank": r, "id": rec.id, "text": rec.text, "energy": res.energy,
-             "tokens": res.tokens, "energy_per_token": res.energy / res.tokens, "input_index": i,
-             "windows": res.windows, "notes": lm.input_notes(rec.text), "model": model,
-             "kind": energy}
-            for r, (i, rec, res) in enumerate(scored, 1)][:top_k]
+    long_inputs.note(ranking.windowed)
+    for t in ranking.texts:
+        for note in t.notes:
+            click.echo(f"note: text {t.id}: {note}", err=True)
+        t.scored.error = long_inputs.error(t.scored.error, t.scored.error_field)
+    failed = ranking.failed
+    for t in failed:
+        click.echo(f"Error: text {t.id}: {t.error}", err=True)
     if as_json:
-        for row in rows:
+        for row in ranking.to_json(top_k):
             json_line(row)
-        for rec, res in failed:
-            json_line({"rank": None, "id": rec.id, "text": rec.text, "error": res.error,
-                       "windows": [], "notes": lm.input_notes(rec.text or ""), "model": model,
-                       "kind": energy})
     else:
         click.echo(f"  {'rank':>4}  {'energy':>10}  {'E/token':>8}  text")
-        for row in rows:
+        for row in ranking.top(top_k):
             click.echo(f"  {row['rank']:>4}  {row['energy']:>10.4f}  "
                        f"{row['energy_per_token']:>8.4f}  {row['text']}")
     if failed:

@@ -21,6 +21,7 @@ class Builtin:
     family: str
     description: str
     knows: str = ""    # what it was trained on, in a few words (the workbench's model picker)
+    unit: str = "tokens"   # what its gaps are counted in (the loaded model's ``unit``)
 
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
@@ -31,12 +32,12 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("greek", "greek", "greek",
             "Ithaca-style character transformer (conv + 4 layers, hidden 192, 255-character "
             "context) on Homer, Herodotus, Thucydides (Perseus); '?' = character to restore, "
-            "'-' = missing"),
+            "'-' = missing", unit="characters"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
             "ESM2-architecture protein MLM (fair-esm checkpoint, 4 layers, hidden 128) trained on "
             "ONE protein family only, HypF/AcyP (acylphosphatase, 64-127 residues): it does not "
             "know other proteins; for those use an ESM2 checkpoint (fair-esm, e.g. "
-            "--model esm2_t6_8M_UR50D.pt)", "one protein family only: HypF/AcyP"),
+            "--model esm2_t6_8M_UR50D.pt)", "one protein family only: HypF/AcyP", "residues"),
 ]}
 
 

@@ -47,9 +47,11 @@ def as_inputs(items: Iterable) -> list[Input]:
 
 
 def reads_leiden(model) -> bool:
-    """Whether a fill with ``model`` reads Leiden sigla (``[...]``, ``[.3]``, ``[c.3]``,
-    ``[αβ]``): models that fill characters (Greek editions) do."""
-    return getattr(model, "unit", None) == "characters"
+    """Whether a fill with ``model`` (a loaded model, or its unit) reads Leiden sigla
+    (``[...]``, ``[.3]``, ``[c.3]``, ``[αβ]``): models that fill characters (Greek editions)
+    do."""
+    unit = model if isinstance(model, str) else getattr(model, "unit", None)
+    return unit == "characters"
 
 
 def read_leiden(inputs: Sequence[Input], marker: str, gap=1) -> list[Input]:

@@ -15,14 +15,16 @@ def list_models() -> list[dict]:
         except ModelLoadError:
             size, status = None, "missing"
         rows.append({"name": f"builtin:{key}", "family": entry.family, "status": status,
-                     "bytes": size, "description": entry.description, "knows": entry.knows})
+                     "bytes": size, "description": entry.description, "knows": entry.knows,
+                     "unit": entry.unit})
     from infill.models.antibody import ANTIBODY_MODELS, cache_dir, converted_path
     for spec in ANTIBODY_MODELS.values():
         folder = converted_path(spec.name)
         size = disk_size(folder) if folder is not None else None
         status = "ready" if size is not None else (
             "converted on first use" if spec.installed else "infill models download " + spec.name)
-        rows.append({"name": spec.name, "family": "antibody", "status": status, "bytes": size,
+        rows.append({"name": spec.name, "family": "antibody", "unit": "residues", "status": status,
+                     "bytes": size,
                      "description": f"{spec.description}; {spec.license}; from "
                                     f"{spec.requirement}" + ("" if size is None else
                                                              f"; cached in {cache_dir()}")})

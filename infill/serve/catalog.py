@@ -68,6 +68,15 @@ class ModelCatalog:
         model = self._loaded.get(name)
         return family_of(model) if model is not None else "text"
 
+    def unit(self, name: str) -> str:
+        """What the model's gaps are counted in (tokens / characters / residues), known before
+        a named model is loaded; an extra model's from its loaded adapter."""
+        self.check(name)
+        if name in self._named:
+            return self._named[name].get("unit", "tokens")
+        model = self._loaded.get(name)
+        return getattr(model, "unit", "tokens")
+
     def get(self, name: str) -> MaskedLM:
         """The loaded model (loading it on first use); :class:`ModelLoadError` if it cannot be."""
         self.check(name)

@@ -16,7 +16,8 @@ A scorer or order left out is the model's recommended default (the answer's ``co
 ``pivot`` is a token or a list of one token per gap position; ``id`` is echoed in the answer.
 Types are strict (``"beam": "5"`` is refused; ``beam_size``, the API's and ``--json``'s
 name, is accepted for ``beam``) and unknown fields are errors, so a typo never
-passes silently. For Greek models the text's Leiden sigla are converted first
+passes silently. For models that fill characters (Greek editions) the text's Leiden sigla are
+converted first, as ``infill run`` does
 (:mod:`infill.data.leiden`).
 
 The decoding options are made from :class:`~infill.config.DecodeConfig`'s fields (type, default,
@@ -37,6 +38,7 @@ from infill.config import DecodeConfig
 from infill.models.defaults import resolve_defaults
 from infill.requests import described
 from infill.errors import InputError
+from infill.jobs.inputs import Input, read_leiden, reads_leiden
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.worker import Job
@@ -190,17 +192,19 @@ def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
 def text_job(req: FillRequest, text: str, model: str, config: DecodeConfig,
              catalog: ModelCatalog, limits: Limits) -> tuple[Job, list[str]]:
     """The :class:`Job` filling ``text`` (the request's text or one FASTA record of it) and notes
-    on how it was read: the ``region`` masked, Leiden sigla converted (Greek models)."""
+    on how it was read: the ``region`` masked, Leiden sigla converted (models that fill
+    characters, :func:`infill.jobs.inputs.reads_leiden`, as ``infill run`` does)."""
     notes: list[str] = []
     if req.region is not None:
         text = _region(text, req.region)
     gap = req.gap
-    if catalog.family(model) == "greek":
-        from infill.data.leiden import convert
-        converted = convert(text, req.marker)
-        text, notes = converted.text, list(converted.notes)
-        if converted.gaps:        # [c.3]: every length of its range, one entry per marker
-            gap = tuple(converted.gap_list(req.gap))
+    if reads_leiden(catalog.unit(model)):      # the same reading as ``infill run``'s
+        read, = read_leiden([Input("1", text)], req.marker, req.gap)
+        if read.error is not None:
+            raise InputError(read.error)
+        text, notes = read.text, list(read.notes)
+        if read.gap is not None:  # [c.3]: every length of its range, one entry per marker
+            gap = tuple(read.gap)
         if len(text) > limits.max_text:
             raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(text)} "
                            f"characters (limit {limits.max_text})")
