@@ -23,7 +23,7 @@ from infill.data.files import check_text
 from infill.decoding.decoders import DECODERS
 from infill.decoding.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
-from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths, length_scores
+from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
 from infill.decoding.windows import Window, windows_for
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
@@ -365,6 +365,7 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], lengt
         for p, t in zip(var.encoding.positions, h.tokens):
             ids[p] = t
         filled.append(ids)
+    from infill.mcmc.energy import length_scores
     scores = length_scores(model, length_score, filled,
                            [var.encoding.positions for var, _ in items],
                            [h.score for _, h in items],

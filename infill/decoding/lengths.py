@@ -31,7 +31,7 @@ from infill.errors import ConfigError, InputError
 from infill.requests import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
-           "gap_lengths", "length_scores", "parse_length", "shorten", "variants",
+           "gap_lengths", "parse_length", "shorten", "variants",
            "word_piece_masks"]
 
 LENGTH_SCORES = ("pll", "pll-gap", "per-char")
@@ -172,24 +172,3 @@ def variants(model, text: str, lengths, marker: str = "___") -> list[Variant]:
                 allowed.update({p: masks[1] for p in g[1:]})
         out.append(Variant(tuple(combo), var, allowed))
     return out
-
-
-def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
-                  gaps: Sequence[Sequence[int]], scores: Sequence[float],
-                  chars: Sequence[int], max_rows: int = 256) -> list[float]:
-    """The score each completion is ranked by across lengths (higher is better).
-
-    filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
-    scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
-    if kind not in LENGTH_SCORES:
-        raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
-    if kind == "per-char":
-        return [float(s) / max(1, c) for s, c in zip(scores, chars)]
-    from infill.mcmc.energy import energy_terms, scored_positions
-    from infill.models.base import pad_batch
-    ids, attn = pad_batch([list(map(int, f)) for f in filled], model.pad_id)
-    scored = torch.zeros(ids.shape, dtype=torch.bool)
-    for r, (f, g) in enumerate(zip(filled, gaps)):
-        scored[r, scored_positions(model, f) if kind == "pll" else list(g)] = True
-    terms = energy_terms(model, ids, attn, scored, "local", max_rows)
-    return (-terms.sum(-1)).tolist()

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 
 import torch
 
+from infill.decoding.lengths import LENGTH_SCORES
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models.base import MaskedLM, pad_batch
 from infill.requests import ENERGIES, RescoreRequest
 
-__all__ = ["ENERGIES", "Scored", "energy", "energy_terms", "rescore", "rescore_each",
+__all__ = ["ENERGIES", "Scored", "energy", "energy_terms", "length_scores", "rescore", "rescore_each",
            "scored_positions", "sliding_window"]
 
 
@@ -239,3 +240,23 @@ def rescore_each(model: MaskedLM, texts: Sequence[str], energy: str = "local",
 
 
 _energy = energy      # the function, where a parameter of that name hides it
+
+
+def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
+                  gaps: Sequence[Sequence[int]], scores: Sequence[float],
+                  chars: Sequence[int], max_rows: int = 256) -> list[float]:
+    """The score each completion of a gap of uncertain length is ranked by across lengths
+    (higher is better; :data:`~infill.decoding.lengths.LENGTH_SCORES`: ``pll`` is −E_local).
+
+    filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
+    scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
+    if kind not in LENGTH_SCORES:
+        raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
+    if kind == "per-char":
+        return [float(s) / max(1, c) for s, c in zip(scores, chars)]
+    ids, attn = pad_batch([list(map(int, f)) for f in filled], model.pad_id)
+    scored = torch.zeros(ids.shape, dtype=torch.bool)
+    for r, (f, g) in enumerate(zip(filled, gaps)):
+        scored[r, scored_positions(model, f) if kind == "pll" else list(g)] = True
+    terms = energy_terms(model, ids, attn, scored, "local", max_rows)
+    return (-terms.sum(-1)).tolist()
