@@ -197,7 +197,7 @@ def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path
         raise InputError(f"corpus file not found: {corpus}")
     if family == "greek":
         if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
-            from infill.training.inscriptions import mixed_examples
+            from infill.data.inscriptions import mixed_examples
             from infill.data.greek import GREEK
             mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
                                  int(options.get("inscription_copies", 4)))

@@ -6,7 +6,7 @@ shared loop; ``-`` and specials are never labels.
 
 Options for inscriptions (issue 20): ``words`` > 0 adds Ithaca's word stream over the most frequent
 words of the training text; ``inscriptions`` (an EpiDoc folder, IOSPE) adds its training split
-(:mod:`infill.training.inscriptions`) in ``inscription_copies`` differently packed copies beside the
+(:mod:`infill.data.inscriptions`) in ``inscription_copies`` differently packed copies beside the
 literary windows, and validates on its validation split too; ``init_from`` starts from a trained
 character model's weights where the shapes agree.
 """
@@ -23,7 +23,8 @@ from infill.data.greek import GREEK
 from infill.data.builtins import builtin_path
 from infill.data.splits import split_indices
 from infill.models.char import CharConfig, CharTransformer, save_char
-from infill.training.inscriptions import mixed_examples, word_list
+from infill.data.inscriptions import mixed_examples
+from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
 

@@ -9,8 +9,9 @@ import infill
 from infill.data.greek import GREEK
 from infill.data.splits import heldout_texts, split_documents
 from infill.errors import InputError
-from infill.training.inscriptions import (edition_segments, iospe_split, mixed_examples, pack,
-                                          restoration_examples, training_texts, word_list)
+from infill.data.inscriptions import (edition_segments, iospe_split, mixed_examples, pack,
+                                      restoration_examples, training_texts)
+from infill.training.inscriptions import word_list
 from infill_cli.main import main
 
 TEI = '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body>{}</body></text></TEI>'

@@ -13,7 +13,7 @@ from infill.data.epidoc_corpus import corpus_files, split_files
 from infill.data.splits import split_documents
 from infill.errors import ConfigError
 from infill.training import ModelOptions, TrainConfig, TrainRequest, train_request
-from infill.training.inscriptions import iospe_split, training_texts
+from infill.data.inscriptions import iospe_split, training_texts
 from infill_cli.main import main
 
 FRONT_END_ONLY = {"data_root", "as_json", "help"}
