@@ -30,7 +30,7 @@ from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 from infill.requests import Spec
-from infill.models.defaults import Defaults, resolve_defaults
+from infill.defaults import Defaults, resolve_defaults
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class FillResult:
     error_field: str | tuple[str, ...] | None = field(default=None, compare=False)
     """The request field(s) the ``error`` names (:attr:`InfillError.field`), for front ends."""
     defaults: Defaults | None = field(default=None, compare=False)
-    """The model's recommended options this decode used (:mod:`infill.models.defaults`); how the
+    """The model's recommended options this decode used (:mod:`infill.defaults`); how the
     options were chosen, not part of the result, so not compared."""
     length_score: str | None = None
     """How completions of several gap lengths were ranked together (None: one length)."""

@@ -10,18 +10,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from infill.api import FillResult, effective_config, fill_each
 from infill.config import DecodeConfig
 from infill.data.regions import REGIONS
 from infill.decoding.lengths import LENGTH_SCORES
 from infill.errors import ConfigError, InputError
 from infill.jobs.inputs import Input, as_inputs, mask_regions, read_leiden, reads_leiden
-from infill.models.defaults import Defaults, resolve_defaults
+from infill.defaults import Defaults, resolve_defaults
 from infill.parallel import Shard
 from infill.requests import Request, option
 from infill.runner import in_rounds
+
+if TYPE_CHECKING:      # the api (and torch) load when a fill runs, not for `infill run --help`
+    from infill.api import FillResult
 
 __all__ = ["FillRequest", "InputFill", "FillRun", "fill_inputs"]
 
@@ -117,7 +119,7 @@ class FillRun:
 
     ``inputs``: as read (regions masked, Leiden converted); ``warnings``: ``(input id,
     message)`` from reading them; ``config`` / ``defaults``: the decoding options after the
-    model's recommendations (:mod:`infill.models.defaults`)."""
+    model's recommendations (:mod:`infill.defaults`)."""
 
     def __init__(self, model, inputs: list[Input], request: FillRequest, config: DecodeConfig,
                  defaults: Defaults, name: str | None, warnings: list[tuple[str, str]],
@@ -143,6 +145,7 @@ class FillRun:
 
     def _decode(self, batch: list[Input]) -> list[InputFill]:
         """One batch: inputs whose gap lengths agree are decoded together (one ``fill_each``)."""
+        from infill.api import fill_each
         req = self.request
         groups: dict[str, tuple[Any, list[Input]]] = {}
         for r in batch:
@@ -158,6 +161,7 @@ class FillRun:
         return [self._outcome(r, by_id.get(id(r))) for r in batch]
 
     def _outcome(self, r: Input, res: FillResult | None) -> InputFill:
+        from infill.api import FillResult, effective_config
         if res is None:                 # not decoded: how it was read failed
             res = FillResult(r.text, [], r.error)
         elif r.notes:                   # how the input was read comes first

@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
-from infill.models.defaults import resolve_defaults
+from infill.defaults import resolve_defaults
 from infill.requests import described
 from infill.errors import InputError
 from infill.jobs.inputs import Input, read_leiden, reads_leiden
@@ -131,7 +131,7 @@ def parse_request(body: bytes) -> FillRequest:
 
 def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
     """``(config, Defaults)``: the model's recommended scorer and order for what the request left
-    out, as ``infill run`` resolves them (:mod:`infill.models.defaults`)."""
+    out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
     if config is None:
         config = DecodeConfig(scorer=req.scorer, order=req.order)
     chosen = {k for k in ("scorer", "order") if k in req.model_fields_set

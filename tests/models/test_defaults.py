@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import infill
 from infill.data.builtins import builtin_path
 from infill.errors import ModelLoadError
-from infill.models.defaults import LIBRARY_DEFAULTS, recommendation, resolve_defaults
+from infill.defaults import LIBRARY_DEFAULTS, recommendation, resolve_defaults
 from infill_cli.main import main
 
 TEXT = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"

@@ -45,7 +45,7 @@ def expected(catalog, model: str, text: str, *, gap: int = 1, marker: str = "___
     not given take the model's recommended defaults, as in ``infill run``)."""
     from infill import DecodeConfig, fill_each
     from infill.api import effective_config
-    from infill.models.defaults import resolve_defaults
+    from infill.defaults import resolve_defaults
     cfg, _ = resolve_defaults(model, DecodeConfig(**options), chosen=set(options))
     res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, **options)[0]
     return json.loads(json.dumps(res.to_json(model, effective_config(cfg, top_k), gap, id)))
