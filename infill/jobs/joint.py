@@ -146,7 +146,7 @@ def joint_corpus(model_name: str, data: str | None) -> str:
     family = training_record(model_name).get("family")
     if family in CORPORA:
         return family
-    raise InputError("give --data FILE (one sentence per line) or a text with two ___ gaps",
+    raise InputError("give 'data' FILE (one sentence per line) or a text with two ___ gaps",
                      field="data")
 
 

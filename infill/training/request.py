@@ -98,7 +98,7 @@ class TrainRequest(Request):
                                 "seconds.", "budget clock")
     batch_size: int = option(32, int, low=1, high=65536)
     lr: float = option(1e-3, float, "Peak learning rate [default: 1e-3].", low=0, low_open=True,
-                       what="--lr")
+                       what="'lr'")
     weight_decay: float = option(0.01, float, "AdamW weight decay of the weight matrices "
                                  "(biases and norms: none).", low=0)
     warmup: int = option(100, int, low=0)
@@ -140,12 +140,12 @@ class TrainRequest(Request):
             raise
         if self.dtype in ("fp16", "float16"):
             raise ConfigError("fp16 training needs loss scaling, which infill train does not "
-                              "do; use --dtype bf16", field="dtype")
+                              "do; use 'dtype' bf16", field="dtype")
         if self.whole_word and self.span > 1:
-            raise ConfigError("--whole-word and --span > 1 are two different maskings: choose "
-                              "one", field="whole_word")
+            raise ConfigError("'whole_word' and 'span' > 1 are two different maskings: choose "
+                              "one", field=("whole_word", "span"))
         if self.steps is None and self.epochs is None:
-            raise ConfigError("give --steps or --epochs", field="steps")
+            raise ConfigError("give 'steps' or 'epochs'", field=("steps", "epochs"))
         if not self.val_fraction + self.test_fraction < 1:
             raise ConfigError("validation/test fractions must be in (0, 1) and sum to less "
                               "than 1", field="test_fraction")

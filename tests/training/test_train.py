@@ -345,7 +345,7 @@ def test_loop_errors(tmp_path, greek_corpus):
         train(fam, greek_corpus, cfg(tmp_path / "a", masking="sometimes"))
     with pytest.raises(ConfigError, match="no checkpoint"):
         train(fam, greek_corpus, cfg(tmp_path / "a", resume=True))
-    with pytest.raises(ConfigError, match="--steps or --epochs"):
+    with pytest.raises(ConfigError, match="'steps' or 'epochs'"):
         train(fam, greek_corpus, cfg(tmp_path / "a", steps=None))
     train(fam, greek_corpus, cfg(tmp_path / "b", steps=2))
     with pytest.raises(ConfigError, match="already holds a checkpoint"):
@@ -356,7 +356,7 @@ def test_loop_errors(tmp_path, greek_corpus):
         GreekFamily(vocab_size=10)
     with pytest.raises(ConfigError, match="unknown family"):
         run_training("latin", str(greek_corpus), cfg(tmp_path / "d"))
-    with pytest.raises(ConfigError, match="use --dtype bf16"):
+    with pytest.raises(ConfigError, match="use 'dtype' bf16"):
         train(fam, greek_corpus, cfg(tmp_path / "e", dtype="fp16"))
     with pytest.raises(ConfigError, match="not supported"):
         train(fam, greek_corpus, cfg(tmp_path / "e", device="meta"))
