@@ -364,7 +364,7 @@ def test_protein_examples_from_fasta(tmp_path):
 
 def test_protein_family_rejects_unsupported_options():
     from infill.training.protein import ProteinFamily
-    with pytest.raises(ConfigError, match="--vocab-size"):
+    with pytest.raises(ConfigError, match="'vocab_size'"):
         ProteinFamily(vocab_size=100)
     with pytest.raises(ConfigError, match="4 x hidden"):
         ProteinFamily(hidden=32, heads=4, ff=100)
