@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from infill.config import DecodeConfig
 from infill.data.regions import REGIONS
 from infill.decoding.lengths import LENGTH_SCORES
-from infill.errors import ConfigError, InputError
-from infill.jobs.inputs import Input, as_inputs, mask_regions, read_leiden, reads_leiden
+from infill.errors import ConfigError
+from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
+                                 reads_leiden)
 from infill.defaults import Defaults, resolve_defaults
 from infill.parallel import Shard
 from infill.requests import Request, option
@@ -70,7 +71,7 @@ class FillRequest(Request):
 
 
 @dataclass
-class InputFill:
+class InputFill(Outcome):
     """One input's outcome: its ranked completions (``result``) or its ``error``, with what its
     ``--json`` line names: the ``model``, the effective ``config`` and the ``gap`` it was
     filled with."""
@@ -80,10 +81,6 @@ class InputFill:
     model: str | None
     config: DecodeConfig
     gap: Any
-
-    @property
-    def id(self) -> str:
-        return self.input.id
 
     @property
     def error(self) -> str | None:
@@ -101,12 +98,6 @@ class InputFill:
     @property
     def completions(self):
         return self.result.completions
-
-    def failure(self) -> InputError | None:
-        """The error as an exception naming this input (``input``) and the field at fault."""
-        if self.error is None:
-            return None
-        return InputError(self.error, field=self.error_field, input=self.id)
 
     def to_json(self) -> dict:
         """One line of ``infill run --json``."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from infill.errors import InfillError
+from infill.errors import InfillError, InputError
 
-__all__ = ["Input", "as_inputs", "reads_leiden", "read_leiden", "mask_regions", "chain_mismatch"]
+__all__ = ["Input", "Outcome", "as_inputs", "reads_leiden", "read_leiden", "mask_regions", "chain_mismatch"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,25 @@ class Input:
     error: str | None = None
     notes: tuple[str, ...] = ()
     gap: list | None = None
+
+
+class Outcome:
+    """What a job made of one :class:`Input`: a result type with ``input``, ``error`` and
+    ``error_field`` gets the input's ``id`` and its error as an exception naming the input."""
+
+    input: Input
+    error: str | None
+    error_field: str | tuple[str, ...] | None
+
+    @property
+    def id(self) -> str:
+        return self.input.id
+
+    def failure(self) -> InputError | None:
+        """The error as an exception naming this input (``input``) and the field at fault."""
+        if self.error is None:
+            return None
+        return InputError(self.error, field=self.error_field, input=self.id)
 
 
 def as_inputs(items: Iterable) -> list[Input]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from infill.errors import InputError
-from infill.jobs.inputs import Input, as_inputs
+from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
 from infill.requests import RescoreRequest
 from infill.runner import over_batches
@@ -24,7 +23,7 @@ BATCH = 32
 
 
 @dataclass
-class ScoredText:
+class ScoredText(Outcome):
     """One text's energy (``scored``: :class:`~infill.mcmc.energy.Scored`, with ``error`` when
     it could not be scored); ``index``: its place in the input; ``notes``: what the model
     could not read of it."""
@@ -37,18 +36,12 @@ class ScoredText:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def id(self) -> str:
-        return self.input.id
-
-    @property
     def error(self) -> str | None:
         return self.scored.error
 
-    def failure(self) -> InputError | None:
-        """The error as an exception naming this text (``input``) and the field at fault."""
-        if self.error is None:
-            return None
-        return InputError(self.error, field=self.scored.error_field, input=self.id)
+    @property
+    def error_field(self) -> str | tuple[str, ...] | None:
+        return self.scored.error_field
 
     def to_json(self, rank: int | None) -> dict:
         """One line of ``infill rescore --json`` (``rank`` None for a text not scored)."""

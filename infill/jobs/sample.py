@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from infill.errors import InfillError, InputError
-from infill.jobs.inputs import Input, as_inputs
+from infill.errors import InfillError
+from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
 from infill.requests import SampleRequest
 from infill.runner import over_inputs
@@ -19,7 +19,7 @@ __all__ = ["InputSample", "sample_inputs"]
 
 
 @dataclass
-class InputSample:
+class InputSample(Outcome):
     """One input's outcome: the chains' ``result`` (:class:`~infill.mcmc.ChainResult`: distinct
     samples, lowest energy first) or its ``error``; ``notes``: what the model could not read of
     the input."""
@@ -30,16 +30,6 @@ class InputSample:
     error: str | None = None
     error_field: str | tuple[str, ...] | None = None
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return self.input.id
-
-    def failure(self) -> InputError | None:
-        """The error as an exception naming this input (``input``) and the field at fault."""
-        if self.error is None:
-            return None
-        return InputError(self.error, field=self.error_field, input=self.id)
 
     def to_json(self, top_k: int | None = None) -> dict:
         """One line of ``infill sample --json`` (the ``top_k`` lowest-energy samples)."""
