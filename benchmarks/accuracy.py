@@ -37,7 +37,7 @@ def main() -> None:
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
-                ",".join(METHODS), "--beams", str(a.beam), "--top-k", "1,5", "--device", "cpu",
+                ",".join(METHODS), "--beam-size", str(a.beam), "--top-k", "1,5", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         s = infill_bench(args)

@@ -64,7 +64,7 @@ def main() -> None:
         out = a.out / f"model{k}"
         args = [str(windows), "--format", "lines", "--model", model, "--examples",
                 str(a.examples), "--gaps", a.gaps, "--methods", ",".join(METHODS),
-                "--beams", str(a.beam), "--top-k", "1,5,10", "--device", "cpu",
+                "--beam-size", str(a.beam), "--top-k", "1,5,10", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
         s = infill_bench(args + (["--overwrite"] if a.overwrite else []))
         (a.out / f"model{k}" / "model.txt").write_text(model + "\n")

@@ -2,7 +2,7 @@
 standard beam search in both orders, the matched-budget sampling baselines, the two ablations)
 x gap lengths 2-5, top-k exact match, BLEU (and BERTScore when a scorer model is given).
 
-    python benchmarks/infilling.py [--examples 50] [--beams 5] [--models english,greek,protein]
+    python benchmarks/infilling.py [--examples 50] [--beam-size 5] [--models english,greek,protein]
                                    [--bertscore-model DIR]
 
 One ``infill bench`` run per model under benchmarks/results/bench/infilling/<model>/ (tables in
@@ -23,7 +23,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--examples", type=int, default=50)
-    ap.add_argument("--beams", default="5")
+    ap.add_argument("--beam-size", default="5")
     ap.add_argument("--models", default=",".join(BUILTINS))
     ap.add_argument("--methods", default="all")
     ap.add_argument("--bertscore-model")
@@ -37,7 +37,7 @@ def main() -> None:
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods", a.methods,
-                "--beams", a.beams, "--device", "cpu", "--out", rel(out), "--no-progress"]
+                "--beam-size", a.beam_size, "--device", "cpu", "--out", rel(out), "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         if a.bertscore_model:
             args += ["--bertscore-model", a.bertscore_model]

@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--data-dir", default=None)
     a = ap.parse_args()
     args = ["iospe", "--split", "test", "-m", a.model, "--gaps", ",".join(map(str, range(1, 11))),
-            "--methods", "hcb-l2r,standard-l2r", "--beams", str(a.beam), "-k", "1,5,10",
+            "--methods", "hcb-l2r,standard-l2r", "--beam-size", str(a.beam), "-k", "1,5,10",
             "-n", str(a.examples), "--out", rel(a.out), "--no-progress"]
     if a.data_dir:
         args += ["--data-dir", a.data_dir]

@@ -12,7 +12,7 @@ bootstrap intervals of each model minus the first (the baseline). Each RUN is LA
 Each run comes from, e.g.:
 
     OMP_NUM_THREADS=1 infill bench iospe --split validation -m MODEL --gaps 1,2,3,4,5,6,7,8,9,10 \
-        --methods hcb-l2r,standard-l2r --beams 10 -k 1,5,10 -n 150 --out DIR
+        --methods hcb-l2r,standard-l2r --beam-size 10 -k 1,5,10 -n 150 --out DIR
 """
 from __future__ import annotations
 

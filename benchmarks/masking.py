@@ -137,7 +137,7 @@ def main() -> None:
             out = a.out / masking / f"step{stage}"
             args = [str(corpus), "--model", str(artifact(model_dir)), "--family", a.family,
                     "--split", "test", "--examples", str(a.examples),
-                    "--gaps", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS), "--beams", str(a.beam), "--top-k", "1,5",
+                    "--gaps", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS), "--beam-size", str(a.beam), "--top-k", "1,5",
                     "--device", "cpu", "--out", rel(out), "--no-progress", "--overwrite"]
             s = infill_bench(args)
             out = out if out.is_absolute() else ROOT / out

@@ -33,7 +33,7 @@ def main() -> None:
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
-                f"hcb-{a.order},standard-{a.order}", "--pivot", "all", "--beams", str(a.beam),
+                f"hcb-{a.order},standard-{a.order}", "--pivot", "all", "--beam-size", str(a.beam),
                 "--top-k", "1", "--batch-size", "24", "--device", "cpu", "--out", rel(out),
                 "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []

@@ -88,10 +88,10 @@ class Shard:
             try:
                 result = fn()
             except InfillError as e:
-                failure = (type(e), str(e))
+                failure = e                 # pickled with its fields (InfillError.__reduce__)
         failure = self.broadcast(failure)
         if failure is not None:
-            raise failure[0](failure[1])
+            raise failure
         return result
 
     def everywhere(self, fn):
@@ -102,12 +102,12 @@ class Shard:
         try:
             result = fn()
         except InfillError as e:
-            failure = (type(e), str(e))
+            failure = e
         failures = self.gather(failure)
         failure = self.broadcast(next((f for f in failures if f is not None), None)
                                  if self.main else None)
         if failure is not None:
-            raise failure[0](failure[1])
+            raise failure
         return result
 
     def barrier(self) -> None:

@@ -5,8 +5,12 @@ computed (the real gather is torch.distributed's; 2-process runs are in
 tests/bench/test_sharded_runs.py)."""
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 
+import pytest
+
+from infill.errors import ConfigError
 from infill.parallel import Shard
 from infill.runner import over_batches, over_inputs
 
@@ -76,3 +80,28 @@ def test_over_batches_in_batches_of_a_size_with_a_bar():
     assert over_batches(items, fn, Shard(), batch_size=3, progress=bar) == \
         [x * x for x in items]
     assert calls == [[0, 1, 2], [3, 4, 5], [6]] and bar.n == 11
+
+
+@dataclass(frozen=True)
+class Wire(Shard):
+    """One rank whose gather/broadcast send objects through pickle, as torch.distributed does."""
+
+    def gather(self, obj):
+        return [pickle.loads(pickle.dumps(obj))]
+
+    def broadcast(self, obj):
+        return pickle.loads(pickle.dumps(obj))
+
+
+@pytest.mark.parametrize("method", ["on_main", "everywhere"])
+def test_an_error_raised_on_a_rank_keeps_its_class_message_and_fields(method):
+    def fail():
+        raise ConfigError("'beam_size' must be >= 1", field="beam_size", input=3, path="x.txt",
+                          line=7)
+
+    with pytest.raises(ConfigError) as info:
+        getattr(Wire(), method)(fail)
+    e = info.value
+    assert (str(e), e.field, e.input, e.path, e.line) == \
+        ("'beam_size' must be >= 1", "beam_size", 3, "x.txt", 7)
+    assert e.worded(lambda f: "--" + f.replace("_", "-")) == "--beam-size must be >= 1"

@@ -117,7 +117,7 @@ def test_bench_fills_only_the_chosen_span(tmp_path):
     data = tmp_path / "lines.txt"
     data.write_text("\n".join(c["input"].replace("?", "α") for c in EXPECTED["cases"]) + "\n",
                     encoding="utf-8")
-    invoke("bench", "-m", CKPT, str(data), "--format", "lines", "--gaps", "3", "--beams", "4",
+    invoke("bench", "-m", CKPT, str(data), "--format", "lines", "--gaps", "3", "--beam-size", "4",
            "--methods", "hcb-l2r,standard-b2w", "-k", "1,4", "-n", "0", "-o", str(tmp_path / "out"),
            "--no-progress")
     results = (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8")
