@@ -250,17 +250,50 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
     the others are decoded together as usual. Options not given (the scorer, or with no
     ``config`` the order too) take the model's recommended defaults (``FillResult.defaults``)."""
+    config, defaults = _fill_config(model, config, options, top_k)
+    WINDOW.check(window, "window")
+    texts = _fill_texts(texts)
+    lengths = _fill_lengths(model, gap, config, length_score)
+    results = [FillResult(t, [], defaults=defaults) for t in texts]
+    jobs, found = _plan_jobs(model, texts, lengths, marker, window, config, results, _raise)
+    if not jobs:
+        return results
+    hyps = _decode_jobs(model, jobs, found, config)
+    for i, items in _ranked(jobs, hyps, found, config.beam_size, top_k).items():
+        results[i].completions = _completions(model, items, length_score, top_k)
+        if results[i].completions and results[i].completions[0].rank_score is not None:
+            results[i].length_score = length_score
+    return results
+
+
+_Job = tuple[tuple[int, int], Encoding, Window, int, int]
+"""One decoder input of :func:`fill_each`: ((input, variant), encoding, window, lo, hi)."""
+
+
+def _fill_config(model: MaskedLM, config: DecodeConfig | None, options: dict, top_k: int
+                 ) -> tuple[DecodeConfig, Defaults]:
+    """The config a fill runs (options not given take the model's defaults, the beam is raised
+    to ``top_k``) and those defaults."""
     chosen = set(options) | ({"order"} if config is not None else set())
     config = DecodeConfig.from_options(config, **options)
     config, defaults = resolve_defaults(model, config, chosen)
     TOP_K.check(top_k, "top_k")
-    config = effective_config(config, top_k)
-    WINDOW.check(window, "window")
+    return effective_config(config, top_k), defaults
+
+
+def _fill_texts(texts) -> list[str]:
+    """The inputs of :func:`fill_each`; InputError when there are none or one is not text."""
     texts = _text_list(texts)
     if not texts:
         raise InputError("empty input: nothing to fill")
     if not all(isinstance(t, str) for t in texts):
         raise InputError("fill takes text (a string or a list of strings); use decode for ids")
+    return texts
+
+
+def _fill_lengths(model: MaskedLM, gap, config: DecodeConfig, length_score: str):
+    """The gap lengths of a fill (:func:`gap_lengths`), checked against the decoder (only a
+    restricting one fills a whole-word gap) and with a known ``length_score``."""
     lengths = gap_lengths(model, gap)
     if not DECODERS[config.decoder].restricts and any(
             g.word for g in (lengths if isinstance(lengths, list) else [lengths])
@@ -270,8 +303,17 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
     if length_score not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {length_score!r}; choose from "
                           f"{', '.join(LENGTH_SCORES)}")
-    results = [FillResult(t, [], defaults=defaults) for t in texts]
-    jobs: list[tuple[tuple, Encoding, Window, int, int]] = []  # ((input, variant), enc, window, lo, hi)
+    return lengths
+
+
+def _plan_jobs(model: MaskedLM, texts: list[str], lengths, marker: str, window: bool,
+               config: DecodeConfig, results: list[FillResult], _raise: bool
+               ) -> tuple[list[_Job], dict[tuple[int, int], Variant]]:
+    """The decoder jobs of every input (one per length variant and context window) and each
+    (input, variant)'s :class:`Variant`. An input's error, notes and windows go into its
+    result (``_raise``: the first error raises); a :class:`LongInputWarning` counts the inputs
+    that needed windows."""
+    jobs: list[_Job] = []
     found: dict[tuple[int, int], Variant] = {}
     windowed = 0
     for i, t in enumerate(texts):
@@ -294,38 +336,48 @@ def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | l
     if windowed:
         warnings.warn(f"{windowed} input(s) longer than the model's maximum length "
                       f"({model.max_length} tokens): decoded with the longest context window "
-                      "centred on the gaps", LongInputWarning, stacklevel=2)
-    if not jobs:
-        return results
+                      "centred on the gaps", LongInputWarning, stacklevel=3)
+    return jobs, found
+
+
+def _job_positions(enc: Encoding, w: Window) -> list[int]:
+    """The encoding's gap positions a job decodes, in order."""
+    return sorted(p for k in w.gaps for p in enc.gaps[k])
+
+
+def _decode_jobs(model: MaskedLM, jobs: list[_Job], found: dict[tuple[int, int], Variant],
+                 config: DecodeConfig) -> list[list[Hypothesis]]:
+    """Every job's hypotheses, the jobs decoded together in batches of similar length."""
     inputs, gaps, allowed = [], [], []
     for key, enc, w, lo, hi in jobs:
         inputs.append(w.ids(enc.input_ids, lo, hi))
         gaps.append([p - w.left + lo for k in w.gaps for p in enc.gaps[k]])
-        allowed.append(_slot_allowed(model, found[key], sorted(p for k in w.gaps
-                                                               for p in enc.gaps[k])))
+        allowed.append(_slot_allowed(model, found[key], _job_positions(enc, w)))
     hyps: list = [None] * len(inputs)
     for bucket in length_buckets([len(x) for x in inputs]):
         for j, h in zip(bucket, _run_decoder(model, [inputs[j] for j in bucket],
                                              [gaps[j] for j in bucket], config,
                                              allowed=[allowed[j] for j in bucket])):
             hyps[j] = h
+    return hyps
+
+
+def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[int, int], Variant],
+            beam: int, top_k: int) -> dict[int, list[tuple[Variant, Hypothesis]]]:
+    """Each input's best ``top_k`` hypotheses per length variant, its windows' hypotheses
+    combined (positions mapped back from the window to the encoding)."""
     per_input: dict[tuple[int, int], list[list[tuple[float, dict]]]] = {}
     for (key, enc, w, lo, hi), hs in zip(jobs, hyps):
-        # window positions -> the encoding's own positions
-        order = sorted(p for k in w.gaps for p in enc.gaps[k])
+        order = _job_positions(enc, w)
         per_input.setdefault(key, []).append(
             [(h.score, {p: (t, lq, st) for p, t, lq, st in zip(order, h.tokens, h.logq, h.steps)})
              for h in hs])
     ranked: dict[int, list[tuple[Variant, Hypothesis]]] = {}
     for (i, v), parts in per_input.items():
-        combos = _combine(parts, config.beam_size) if len(parts) > 1 else \
+        combos = _combine(parts, beam) if len(parts) > 1 else \
             [_hypothesis(s, c) for s, c in parts[0]]
         ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:top_k])
-    for i, items in ranked.items():
-        results[i].completions = _completions(model, items, length_score, top_k)
-        if results[i].completions and results[i].completions[0].rank_score is not None:
-            results[i].length_score = length_score
-    return results
+    return ranked
 
 
 def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,

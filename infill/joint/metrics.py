@@ -130,45 +130,69 @@ def make_pairs(model: MaskedLM, texts: list, n: int, scheme: str = "random", see
     for li in order:
         if len(out) >= n:
             break
-        item = texts[li]
-        if isinstance(item, str):
-            try:
-                ids = list(model.tokenize(item))
-            except InputError:
-                continue
-        else:
-            ids = [int(t) for t in item]
-        if not window and len(ids) > model.max_length:
+        ids = _item_ids(model, texts[li], window)
+        if ids is None:
             continue
         ok = [p for p, t in enumerate(ids) if t not in bad and t < model.vocab_size]
         if len(ok) < max(2, min_tokens):
             continue
-        # a text longer than the model's maximum is read in a window centred on the pair
-        # (infill.joint.tables), so the two positions must fit one window
-        reach = len(ids) if len(ids) <= model.max_length else \
-            model.max_length - (len(ids) - len(ok))
         if scheme == "random":
-            pairs_in_reach = [(x, y) for i, x in enumerate(ok) for y in ok[i + 1:] if y - x < reach] \
-                if len(ids) > model.max_length else None
-            all_pairs = len(ok) * (len(ok) - 1) // 2 if pairs_in_reach is None else len(pairs_in_reach)
-            chosen: list[tuple[int, int]] = []
-            while len(chosen) < min(per_text, all_pairs):
-                pair = tuple(sorted(rng.sample(ok, 2))) if pairs_in_reach is None else \
-                    rng.choice(pairs_in_reach)
-                if pair not in chosen:
-                    chosen.append(pair)
+            in_reach = _pairs_in_reach(ok, len(ids), model.max_length)
+            chosen = _random_pairs(rng, ok, per_text, in_reach)
         else:
-            okset = set(ok)
-            adj = [p for p in ok if p + 1 in okset]
-            if not adj:
-                continue
-            chosen = [(p, p + 1) for p in rng.sample(adj, min(per_text, len(adj)))]
+            chosen = _adjacent_pairs(rng, ok, per_text)
         for a, b in chosen[:n - len(out)]:
             out.append(PairExample(ids, a, b, li))
     if not out:
         raise InputError("no text of the data qualifies for pairs (too short or too long for the "
                          "model)")
     return out
+
+
+def _item_ids(model: MaskedLM, item, window: bool) -> list[int] | None:
+    """The input ids of one item of :func:`make_pairs` (a line is tokenized), or None when it
+    cannot be tokenized or, with ``window=False``, is longer than the model's maximum length."""
+    if isinstance(item, str):
+        try:
+            ids = list(model.tokenize(item))
+        except InputError:
+            return None
+    else:
+        ids = [int(t) for t in item]
+    if not window and len(ids) > model.max_length:
+        return None
+    return ids
+
+
+def _pairs_in_reach(ok: list[int], length: int, max_length: int) -> list[tuple[int, int]] | None:
+    """The pairs of positions ``ok`` that fit one context window of a text of ``length`` ids
+    longer than the model's maximum (infill.joint.tables reads it in a window centred on the
+    pair); None when the text fits, so that every pair does."""
+    if length <= max_length:
+        return None
+    reach = max_length - (length - len(ok))
+    return [(x, y) for i, x in enumerate(ok) for y in ok[i + 1:] if y - x < reach]
+
+
+def _random_pairs(rng: random.Random, ok: list[int], per_text: int,
+                  in_reach: list[tuple[int, int]] | None) -> list[tuple[int, int]]:
+    """Up to ``per_text`` distinct pairs a < b drawn uniformly from ``ok`` (from ``in_reach``
+    when given)."""
+    total = len(ok) * (len(ok) - 1) // 2 if in_reach is None else len(in_reach)
+    chosen: list[tuple[int, int]] = []
+    while len(chosen) < min(per_text, total):
+        pair = tuple(sorted(rng.sample(ok, 2))) if in_reach is None else rng.choice(in_reach)
+        if pair not in chosen:
+            chosen.append(pair)
+    return chosen
+
+
+def _adjacent_pairs(rng: random.Random, ok: list[int], per_text: int) -> list[tuple[int, int]]:
+    """Up to ``per_text`` distinct adjacent pairs (a, a+1) of positions in ``ok``, drawn
+    uniformly."""
+    okset = set(ok)
+    adj = [p for p in ok if p + 1 in okset]
+    return [(p, p + 1) for p in rng.sample(adj, min(per_text, len(adj)))]
 
 
 def held_out(model_name: str, model: MaskedLM, corpus: str, split: str = "test",

@@ -109,6 +109,30 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
     centred on its pair (``PairTables.window``; a :class:`~infill.errors.LongInputWarning` says
     so); ``window=False`` makes it an error.
     """
+    want_logits = _want_logits(model, joint_size, batch_size, logits)
+    golds = gold if gold is not None else [None] * len(items)
+    if len(golds) != len(items):
+        raise InputError("give one gold pair (or None) per item")
+    allowed = model.allowed_mask(allow_special)
+    cut_items, cuts = _fit_windows(model, items, window)
+    marg, _ = _forward(model, *_both_masked(model, cut_items), batch_size, False)   # [N, 2, V]
+    cands = [_candidate_sets(marg[k], allowed, joint_size, g) for k, g in enumerate(golds)]
+    cond, cond_logits = _forward(model, *_conditioning_rows(model, cut_items, cands), batch_size,
+                                 want_logits)
+    cond = cond[:, 0]
+    cond_logits = None if cond_logits is None else cond_logits[:, 0]
+    out, r = [], 0
+    for k, (ca, cb) in enumerate(cands):
+        rows = slice(r, r + len(ca) + len(cb))
+        r = rows.stop
+        _, a, b = items[k]                   # report the positions of the caller's input
+        out.append(_tables(a, b, ca, cb, marg[k], cond[rows],
+                           None if cond_logits is None else cond_logits[rows], golds[k], cuts[k]))
+    return out
+
+
+def _want_logits(model: MaskedLM, joint_size: int, batch_size: int, logits: bool | None) -> bool:
+    """Whether to fetch raw logits (default: when the adapter has them), the sizes checked."""
     if joint_size < 1:
         raise ConfigError(f"joint size must be >= 1, got {joint_size}")
     if batch_size < 1:
@@ -116,40 +140,56 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
     want_logits = model.supports_logits if logits is None else bool(logits)
     if want_logits and not model.supports_logits:
         raise ConfigError("this model adapter has no logits() method, so MRF-L is unavailable")
-    golds = gold if gold is not None else [None] * len(items)
-    if len(golds) != len(items):
-        raise InputError("give one gold pair (or None) per item")
-    allowed = model.allowed_mask(allow_special)
-    given = items
-    items, cuts = [], []
-    for ids, a, b in given:
+    return want_logits
+
+
+def _fit_windows(model: MaskedLM, items: list[tuple[list[int], int, int]], window: bool
+                 ) -> tuple[list[tuple[list[int], int, int]], list[tuple[int, int] | None]]:
+    """The items checked and each cut to its context window (:func:`_windowed`), with the
+    windows; a :class:`~infill.errors.LongInputWarning` counts the inputs that needed one."""
+    fitted, cuts = [], []
+    for ids, a, b in items:
         ids = [int(t) for t in ids]
         if a == b or not (0 <= a < len(ids) and 0 <= b < len(ids)):
             raise InputError(f"positions ({a}, {b}) must be two different positions of the input "
                              f"(length {len(ids)})")
         *item, cut = _windowed(model, ids, a, b, window)
-        items.append(tuple(item))
+        fitted.append(tuple(item))
         cuts.append(cut)
     long = sum(c is not None for c in cuts)
     if long:
         warnings.warn(f"{long} input(s) longer than the model's maximum length "
                       f"({model.max_length} tokens): read in the longest context window centred "
-                      "on the pair", LongInputWarning, stacklevel=2)
-    # -- phase 1: marginals with both positions masked (one row per item) ----------------------
+                      "on the pair", LongInputWarning, stacklevel=3)
+    return fitted, cuts
+
+
+def _both_masked(model: MaskedLM, items: list[tuple[list[int], int, int]]
+                 ) -> tuple[list[list[int]], list[list[int]]]:
+    """(rows, positions) for the marginals: each item with a and b masked, one row per item."""
     rows, pos = [], []
     for ids, a, b in items:
         x = list(ids)
         x[a] = x[b] = model.mask_id
         rows.append(x)
         pos.append([a, b])
-    marg, _ = _forward(model, rows, pos, batch_size, False)         # [N, 2, V]
-    # -- candidates and phase 2: one row per conditioning token ---------------------------------
-    cands, rows, pos = [], [], []
-    for k, (ids, a, b) in enumerate(items):
-        g = golds[k]
-        ca = _candidates(marg[k, 0], allowed, joint_size, None if g is None else int(g[0]))
-        cb = _candidates(marg[k, 1], allowed, joint_size, None if g is None else int(g[1]))
-        cands.append((ca, cb))
+    return rows, pos
+
+
+def _candidate_sets(marg: torch.Tensor, allowed: torch.Tensor, joint_size: int,
+                    gold: tuple[int, int] | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(A, B) of one item from its both-masked marginals [2, V], each with its gold token."""
+    return (_candidates(marg[0], allowed, joint_size, None if gold is None else int(gold[0])),
+            _candidates(marg[1], allowed, joint_size, None if gold is None else int(gold[1])))
+
+
+def _conditioning_rows(model: MaskedLM, items: list[tuple[list[int], int, int]],
+                       cands: list[tuple[torch.Tensor, torch.Tensor]]
+                       ) -> tuple[list[list[int]], list[list[int]]]:
+    """(rows, positions) for the unary conditionals: per item, |B| rows for q_{a|b} then |A|
+    rows for q_{b|a}."""
+    rows, pos = [], []
+    for (ids, a, b), (ca, cb) in zip(items, cands):
         base = [int(t) for t in ids]
         for w in cb.tolist():            # q_{a|b}(. | w_b = w): mask a, put w at b
             x = list(base)
@@ -161,30 +201,28 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
             x[a], x[b] = w, model.mask_id
             rows.append(x)
             pos.append([b])
-    cond, cond_logits = _forward(model, rows, pos, batch_size, want_logits)
-    cond = cond[:, 0]
-    cond_logits = None if cond_logits is None else cond_logits[:, 0]
-    out, r = [], 0
-    for k, (ids, a, b) in enumerate(items):
-        ca, cb = cands[k]
-        na, nb = len(ca), len(cb)
-        qa_rows = cond[r:r + nb][:, ca]                      # [|B|, |A|]: row j = q_a(. | B_j)
-        qb_rows = cond[r + nb:r + nb + na][:, cb]            # [|A|, |B|]: row i = q_b(. | A_i)
-        la_b, lb_a = normalize_columns(qa_rows.T.contiguous()), normalize_rows(qb_rows)
-        lga = lgb = None
-        if cond_logits is not None:
-            lga = cond_logits[r:r + nb][:, ca].T.contiguous()
-            lgb = cond_logits[r + nb:r + nb + na][:, cb]
-        r += na + nb
-        lqa, lqb = marg[k, 0][ca], marg[k, 1][cb]
-        g = golds[k]
-        gi = None
-        if g is not None:
-            gi = (int((ca == int(g[0])).nonzero()[0]), int((cb == int(g[1])).nonzero()[0]))
-        a, b = given[k][1], given[k][2]      # report the positions of the caller's input
-        out.append(PairTables(a, b, ca, cb, lqa - torch.logsumexp(lqa, 0),
-                              lqb - torch.logsumexp(lqb, 0), la_b, lb_a, lga, lgb, gi, cuts[k]))
-    return out
+    return rows, pos
+
+
+def _tables(a: int, b: int, ca: torch.Tensor, cb: torch.Tensor, marg: torch.Tensor,
+            cond: torch.Tensor, cond_logits: torch.Tensor | None, gold: tuple[int, int] | None,
+            cut: tuple[int, int] | None) -> PairTables:
+    """One item's :class:`PairTables` from its marginals [2, V] and its conditioning rows
+    (``cond``: [|B| + |A|, V], in the order of :func:`_conditioning_rows`)."""
+    nb = len(cb)
+    qa_rows = cond[:nb][:, ca]                           # [|B|, |A|]: row j = q_a(. | B_j)
+    qb_rows = cond[nb:][:, cb]                           # [|A|, |B|]: row i = q_b(. | A_i)
+    la_b, lb_a = normalize_columns(qa_rows.T.contiguous()), normalize_rows(qb_rows)
+    lga = lgb = None
+    if cond_logits is not None:
+        lga = cond_logits[:nb][:, ca].T.contiguous()
+        lgb = cond_logits[nb:][:, cb]
+    lqa, lqb = marg[0][ca], marg[1][cb]
+    gi = None
+    if gold is not None:
+        gi = (int((ca == int(gold[0])).nonzero()[0]), int((cb == int(gold[1])).nonzero()[0]))
+    return PairTables(a, b, ca, cb, lqa - torch.logsumexp(lqa, 0), lqb - torch.logsumexp(lqb, 0),
+                      la_b, lb_a, lga, lgb, gi, cut)
 
 
 def pair_tables(model: MaskedLM, input_ids: list[int] | torch.Tensor, a: int, b: int,

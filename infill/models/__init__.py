@@ -43,60 +43,87 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
       ``esm2_t6_8M_UR50D``), which needs network access.
     """
     name = str(name_or_path)
+    kw = {"device": device, "dtype": dtype, **options}
     from infill.models.antibody import is_antibody_name
     if is_antibody_name(name):
         from infill.models.antibody import load_antibody
-        return load_antibody(name, device=device, dtype=dtype, **options)
+        return load_antibody(name, **kw)
     if name.startswith("builtin:"):
         from infill.data.builtins import builtin_path
         name = str(builtin_path(name))
     path = Path(name).expanduser()
     if path.is_file():
-        if path.suffix == ".pt":
-            from infill.models.esm import load_fair_esm
-            return load_fair_esm(str(path), device=device, dtype=dtype, **options)
-        if path.suffix == ".pkl":
-            from infill.models.ithaca import load_ithaca_checkpoint
-            return load_ithaca_checkpoint(str(path), device=device, dtype=dtype, **options)
-        raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
-                             "checkpoint, an Ithaca .pkl checkpoint or a model directory)")
+        return _load_file(path, name, kw)
     if path.is_dir():
-        from infill.models.antibody import META_FILE
-        if (path / META_FILE).exists():
-            from infill.models.antibody import load_antibody
-            return load_antibody(str(path), device=device, dtype=dtype, **options)
-        if (path / "charmodel.json").exists():
-            from infill.models.char import load_char
-            return load_char(str(path), device=device, dtype=dtype, **options)
-        if (path / "ithaca.json").exists():
-            from infill.models.ithaca import load_ithaca
-            return load_ithaca(str(path), device=device, dtype=dtype, **options)
-        if not (path / "config.json").exists():
-            checkpoints = [p for p in sorted(path.glob("*.pt"))
-                           if not p.name.endswith("-contact-regression.pt") and p.name != "checkpoint.pt"]
-            if len(checkpoints) == 1:     # e.g. the output folder of `infill train protein`
-                from infill.models.esm import load_fair_esm
-                return load_fair_esm(str(checkpoints[0]), device=device, dtype=dtype, **options)
-            raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json, "
-                                 "nor one fair-esm .pt checkpoint)")
-        from infill.data.files import read_json
-        config = read_json(path / "config.json", "model configuration", ModelLoadError)
-        if not isinstance(config, dict):
-            raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
-                                 "object)")
-        model_type = config.get("model_type")
-        if model_type == "esm":
-            from infill.models.esm import load_hf_esm
-            return load_hf_esm(str(path), device=device, dtype=dtype, **options)
-        from infill.models.hf import load_hf
-        return load_hf(str(path), device=device, dtype=dtype, **options)
+        return _load_dir(path, name, kw)
+    return _load_hub(name, kw)
+
+
+def _load_file(path: Path, name: str, kw: dict) -> MaskedLM:
+    """A checkpoint file, by its suffix: ``.pt`` fair-esm, ``.pkl`` Ithaca."""
+    if path.suffix == ".pt":
+        from infill.models.esm import load_fair_esm
+        return load_fair_esm(str(path), **kw)
+    if path.suffix == ".pkl":
+        from infill.models.ithaca import load_ithaca_checkpoint
+        return load_ithaca_checkpoint(str(path), **kw)
+    raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
+                         "checkpoint, an Ithaca .pkl checkpoint or a model directory)")
+
+
+def _load_dir(path: Path, name: str, kw: dict) -> MaskedLM:
+    """A model directory, by the file that describes it (antibody metadata, ``charmodel.json``,
+    ``ithaca.json``, ``config.json``, else one fair-esm checkpoint)."""
+    from infill.models.antibody import META_FILE
+    if (path / META_FILE).exists():
+        from infill.models.antibody import load_antibody
+        return load_antibody(str(path), **kw)
+    if (path / "charmodel.json").exists():
+        from infill.models.char import load_char
+        return load_char(str(path), **kw)
+    if (path / "ithaca.json").exists():
+        from infill.models.ithaca import load_ithaca
+        return load_ithaca(str(path), **kw)
+    if not (path / "config.json").exists():
+        return _load_checkpoint_dir(path, name, kw)
+    return _load_hf_dir(path, kw)
+
+
+def _load_checkpoint_dir(path: Path, name: str, kw: dict) -> MaskedLM:
+    """A directory without ``config.json`` holding exactly one fair-esm checkpoint."""
+    checkpoints = [p for p in sorted(path.glob("*.pt"))
+                   if not p.name.endswith("-contact-regression.pt") and p.name != "checkpoint.pt"]
+    if len(checkpoints) == 1:     # e.g. the output folder of `infill train protein`
+        from infill.models.esm import load_fair_esm
+        return load_fair_esm(str(checkpoints[0]), **kw)
+    raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json, "
+                         "nor one fair-esm .pt checkpoint)")
+
+
+def _load_hf_dir(path: Path, kw: dict) -> MaskedLM:
+    """A Hugging Face model directory; ESM2 (``model_type`` esm) gets the protein adapter."""
+    from infill.data.files import read_json
+    config = read_json(path / "config.json", "model configuration", ModelLoadError)
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
+                             "object)")
+    if config.get("model_type") == "esm":
+        from infill.models.esm import load_hf_esm
+        return load_hf_esm(str(path), **kw)
+    from infill.models.hf import load_hf
+    return load_hf(str(path), **kw)
+
+
+def _load_hub(name: str, kw: dict) -> MaskedLM:
+    """A hub id: a fair-esm pretrained name, a Hugging Face ESM2 id, or any Hugging Face masked
+    LM (a name that looks like a local path is refused)."""
     if name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith(".pt"):
         raise ModelLoadError(f"no such model file or directory: {name!r}")
     if name.startswith("esm") and "/" not in name:
         from infill.models.esm import load_fair_esm
-        return load_fair_esm(name, device=device, dtype=dtype, **options)
+        return load_fair_esm(name, **kw)
     if name.startswith("facebook/esm"):
         from infill.models.esm import load_hf_esm
-        return load_hf_esm(name, device=device, dtype=dtype, **options)
+        return load_hf_esm(name, **kw)
     from infill.models.hf import load_hf
-    return load_hf(name, device=device, dtype=dtype, **options)
+    return load_hf(name, **kw)
