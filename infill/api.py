@@ -30,7 +30,7 @@ from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 from infill.requests import Spec
-from infill.defaults import Defaults, resolve_defaults
+from infill.defaults import Defaults, resolve_defaults, resolve_gap
 
 
 @dataclass(frozen=True)
@@ -211,10 +211,13 @@ TOP_K = Spec(int, "Completions returned per input.", low=1, what="top-k")
 WINDOW = Spec(bool, "Decode an input longer than the model in context windows (False: an error).")
 
 
-def fill(model: MaskedLM, text: "str | Sequence[str]", gap: "int | str | tuple | list" = 1,
-         top_k: int = 5, marker: str = "___", config: DecodeConfig | None = None,
-         window: bool = True, length_score: str = "pll", **options) -> list[list[Completion]]:
-    """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each.
+def fill(model: MaskedLM, text: "str | Sequence[str]",
+         gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
+         config: DecodeConfig | None = None, window: bool = True, length_score: str = "pll",
+         **options) -> list[list[Completion]]:
+    """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
+    (None: the model's recommended gap, :mod:`infill.defaults` -- builtin:english: one whole
+    word -- else 1).
 
     ``gap`` may also be a range of lengths, ``(lo, hi)`` or ``"lo-hi"`` (a lacuna of uncertain
     length), ``"word"`` (one whole word of 1-3 word pieces, WordPiece models), or a list with one
@@ -242,15 +245,17 @@ def _text_list(texts) -> list:
     return list(texts)
 
 
-def fill_each(model: MaskedLM, texts: Sequence[str], gap: "int | str | tuple | list" = 1,
-              top_k: int = 5, marker: str = "___", config: DecodeConfig | None = None,
-              window: bool = True, _raise: bool = False, length_score: str = "pll",
-              **options) -> list[FillResult]:
+def fill_each(model: MaskedLM, texts: Sequence[str],
+              gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
+              config: DecodeConfig | None = None, window: bool = True, _raise: bool = False,
+              length_score: str = "pll", **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
-    the others are decoded together as usual. Options not given (the scorer, or with no
-    ``config`` the order too) take the model's recommended defaults (``FillResult.defaults``)."""
+    the others are decoded together as usual. Options not given (the scorer, the gap's length,
+    or with no ``config`` the order too) take the model's recommended defaults
+    (``FillResult.defaults``)."""
     config, defaults = _fill_config(model, config, options, top_k)
+    gap, defaults = resolve_gap(gap, defaults)
     WINDOW.check(window, "window")
     texts = _fill_texts(texts)
     lengths = _fill_lengths(model, gap, config, length_score)

@@ -1,13 +1,16 @@
 """A model's recommended decoding defaults: the scorer and order its own benchmark measured best.
 
 A model folder may hold ``defaults.json`` = ``{"scorer": ..., "order": ..., "why": "..."}`` (the
-builtins' are written from their accuracy benchmark). When a user does not choose the scorer or
-the order, the decode uses the model's recommendation, or infill's own defaults (HCB,
-left-to-right) for a model that records none; :class:`Defaults` says which values were used and
-why, for every front end to show (CLI: one line on stderr; JSON: ``config.defaults``; workbench).
+builtins' are written from their accuracy benchmark), and optionally ``"gap"``: what a gap marker
+stands for when the user gives no length (builtin:english: ``"word"``, one whole word; infill's
+default: 1 token). When a user does not choose these, the decode uses the model's
+recommendation, or infill's own defaults (HCB, left-to-right, 1) for a model that records none;
+:class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
+on stderr; JSON: ``config.defaults``; workbench).
 
     config, used = resolve_defaults(model, config, chosen={"beam_size"})
     print(used.line())       # scorer: standard, order: left-to-right (builtin:greek's defaults: ...)
+    gap, used = resolve_gap(None, used)                    # "word" for builtin:english
 """
 from __future__ import annotations
 
@@ -19,21 +22,23 @@ from pathlib import Path
 from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
-           "recommendation", "resolve_defaults"]
+           "recommendation", "resolve_defaults", "resolve_gap"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
-"""The decoding options a model recommends."""
+"""The decoding options a model recommends (besides the gap's meaning, ``gap``)."""
 
 
 @dataclass(frozen=True)
 class Recommendation:
-    """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``)."""
+    """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``);
+    ``gap``: a gap marker's length when the user gives none (None: infill's, 1)."""
 
     scorer: str
     order: str
     why: str
     source: str = "infill"
+    gap: int | str | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -98,7 +103,24 @@ def recommendation(model) -> Recommendation:
             or data.get("order") not in ORDERS or not isinstance(data.get("why"), str):
         raise ModelLoadError(f"{path}: expected {{\"scorer\": one of {', '.join(SCORERS)}, "
                              f"\"order\": one of {', '.join(ORDERS)}, \"why\": text}}")
-    return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label)
+    return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label,
+                          _gap(data.get("gap"), path))
+
+
+def _gap(gap, path: Path) -> int | str | None:
+    """A recommended gap length as :func:`~infill.decoding.lengths.parse_length` reads one."""
+    if gap is None:
+        return None
+    from infill.decoding.lengths import parse_length
+    from infill.errors import InfillError
+    try:
+        parsed = parse_length(gap) if isinstance(gap, (int, str)) and gap is not True else None
+    except InfillError:
+        parsed = None
+    if parsed is None or (isinstance(parsed, int) and parsed < 1):
+        raise ModelLoadError(f"{path}: \"gap\" must be a gap length (N, LO-HI or word), "
+                             f"got {gap!r}")
+    return parsed
 
 
 def resolve_defaults(model, config=None, chosen: Iterable[str] = ()):
@@ -119,3 +141,15 @@ def resolve_defaults(model, config=None, chosen: Iterable[str] = ()):
         values["scorer"] = rec.scorer
     values = {k: values[k] for k in FIELDS if k in values}
     return (config.replace(**values) if values else config), Defaults(values, rec)
+
+
+def resolve_gap(gap, defaults: Defaults):
+    """``gap`` as given, or (None) the recommended gap length of ``defaults`` (the model's, which
+    the returned :class:`Defaults` then records as used), else infill's, 1 token.
+    Returns ``(gap, Defaults)``."""
+    rec = defaults.recommendation
+    if gap is not None:
+        return gap, defaults
+    if rec.gap is None:
+        return 1, defaults
+    return rec.gap, Defaults({"gap": rec.gap, **defaults.values}, rec)

@@ -8,11 +8,14 @@ lengths becomes one :class:`Variant` per combination of lengths; each is decoded
 the completions of all variants are ranked together by a score that is comparable across
 lengths (:data:`LENGTH_SCORES`):
 
-- ``pll``      -- the pseudo-log-likelihood of the whole filled text, −E_local (SPEC §3):
-                  Σ_t log q_t(x_t | x with t masked) over every scored position t, the context
-                  included: the context's terms are what tells a fill that fits its surroundings
-                  from one that does not, whatever its length (one forward row per position);
-- ``pll-gap``  -- the same sum over the gap positions only (cheaper: one row per gap position);
+- ``pll``      -- the pseudo-log-likelihood of the filled text, −E_local (SPEC §3):
+                  Σ_t log q_t(x_t | x with t masked) over every scored position t within
+                  ``PLL_REACH`` (32) tokens of the gaps, the context included: the context's
+                  terms are what tells a fill that fits its surroundings from one that does
+                  not, whatever its length; positions further away (a long inscription) hardly
+                  tell fills apart and would cost a forward row each
+                  (:func:`infill.mcmc.energy.near_gaps`);
+- ``pll-gap``  -- the same sum over the gap positions only (one row per gap position);
 - ``per-char`` -- the decoder's own score divided by the number of characters filled in.
 
 The HCB and standard beam scores themselves are not comparable across lengths (each is a sum
@@ -31,7 +34,7 @@ from infill.errors import ConfigError, InputError
 from infill.requests import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
-           "gap_lengths", "parse_length", "shorten", "variants",
+           "gap_lengths", "one_length", "parse_length", "shorten", "variants",
            "word_piece_masks"]
 
 LENGTH_SCORES = ("pll", "pll-gap", "per-char")
@@ -66,12 +69,13 @@ class Variant:
 
 def parse_length(text: str) -> int | str:
     """A gap length as typed (``5``, ``4-6``, ``word``): the int, or the checked string."""
-    one = _one(str(text))
+    one = one_length(str(text))
     return one if isinstance(one, int) else str(text).strip().lower()
 
 
-def _one(gap) -> GapLength | int:
-    """One gap length: an int is returned as is (the model checks it), the rest parsed."""
+def one_length(gap) -> GapLength | int:
+    """One gap length: an int is returned as is (the model checks it), the rest parsed into a
+    :class:`GapLength`."""
     if isinstance(gap, str):
         s = gap.strip().lower()
         if s == WORD:
@@ -104,10 +108,10 @@ def gap_lengths(model, gap) -> int | list[GapLength] | GapLength:
     if isinstance(gap, list):
         if not gap:
             raise InputError("a per-marker gap list needs one length per gap marker")
-        out = [_one(g) for g in gap]
+        out = [one_length(g) for g in gap]
         return [g if isinstance(g, GapLength) else GapLength(*(model.check_gap(g),) * 2)
                 for g in out]
-    one = _one(gap)
+    one = one_length(gap)
     if isinstance(one, GapLength):
         model.check_gap(one.hi)
         return one

@@ -18,7 +18,7 @@ from infill.decoding.lengths import LENGTH_SCORES
 from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  reads_leiden)
-from infill.defaults import Defaults, resolve_defaults
+from infill.defaults import Defaults, resolve_defaults, resolve_gap
 from infill.parallel import Shard
 from infill.requests import Request, option
 from infill.runner import in_rounds
@@ -44,9 +44,10 @@ class FillRequest(Request):
     decode: DecodeConfig = dataclasses.field(default_factory=DecodeConfig)
     top_k: int = option(5, int, "Completions shown per input (raises --beam if larger).", low=1,
                         what="top-k")
-    gap: Any = option(1, int, "Tokens (characters, residues) to fill at each gap marker: N, a "
+    gap: Any = option(None, int, "Tokens (characters, residues) to fill at each gap marker: N, a "
                       "range LO-HI (every length is decoded and all ranked by --length-score), "
-                      "or 'word' (one whole word of 1-3 word pieces).", low=1,
+                      "or 'word' (one whole word of 1-3 word pieces). Default: the model's "
+                      "(builtin:english: word), else 1.", low=1, optional=True,
                       skip=_gap_checked_later)
     marker: str = option("___", str, "The gap marker in TEXT.")
     length_score: str = option("pll", str, "How completions of different gap lengths are ranked "
@@ -181,6 +182,8 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
         chosen = {k for k in DecodeConfig.fields()
                   if getattr(request.decode, k) != getattr(default, k)}
     config, defaults = resolve_defaults(model, request.decode, chosen)
+    gap, defaults = resolve_gap(request.gap, defaults)
+    request = request.replace(gap=gap)
     read, warnings = prepare(model, as_inputs(inputs), request)
     return FillRun(model, read, request, config, defaults, name, warnings, shard)
 

@@ -242,11 +242,29 @@ def rescore_each(model: MaskedLM, texts: Sequence[str], energy: str = "local",
 _energy = energy      # the function, where a parameter of that name hides it
 
 
+PLL_REACH = 32
+"""``pll`` and ``pll-gap`` read a filled text within this many tokens of its gaps, each side (all
+of a shorter text): the terms of positions further away hardly tell one fill from another, and
+every position scored costs a forward row as long as the text."""
+
+
+def near_gaps(model, ids: list[int], gaps: list[int]) -> tuple[list[int], list[int]]:
+    """``ids`` cut to their gaps and :data:`PLL_REACH` tokens each side (leading and trailing
+    specials kept; a window shifted inwards at the text's ends), and the gaps' positions in it."""
+    structural = {t for t in ids if t >= model.vocab_size or t in model.special_ids}
+    lo, hi = body_bounds(ids, structural)
+    first, n = min(gaps), max(gaps) + 1 - min(gaps)
+    width = lo + (len(ids) - hi) + n + 2 * PLL_REACH
+    cut, start = truncate(ids, first, n, lo, hi, width)
+    return cut, [p - first + start for p in gaps]
+
+
 def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
                   gaps: Sequence[Sequence[int]], scores: Sequence[float],
                   chars: Sequence[int], max_rows: int = 256) -> list[float]:
     """The score each completion of a gap of uncertain length is ranked by across lengths
-    (higher is better; :data:`~infill.decoding.lengths.LENGTH_SCORES`: ``pll`` is −E_local).
+    (higher is better; :data:`~infill.decoding.lengths.LENGTH_SCORES`: ``pll`` is −E_local of
+    the text within :data:`PLL_REACH` tokens of the gaps, ``pll-gap`` its gap terms).
 
     filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
     scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
@@ -254,9 +272,10 @@ def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
         raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
     if kind == "per-char":
         return [float(s) / max(1, c) for s, c in zip(scores, chars)]
-    ids, attn = pad_batch([list(map(int, f)) for f in filled], model.pad_id)
+    cut = [near_gaps(model, list(map(int, f)), list(g)) for f, g in zip(filled, gaps)]
+    ids, attn = pad_batch([f for f, _ in cut], model.pad_id)
     scored = torch.zeros(ids.shape, dtype=torch.bool)
-    for r, (f, g) in enumerate(zip(filled, gaps)):
-        scored[r, scored_positions(model, f) if kind == "pll" else list(g)] = True
+    for r, (f, g) in enumerate(cut):
+        scored[r, scored_positions(model, f) if kind == "pll" else g] = True
     terms = energy_terms(model, ids, attn, scored, "local", max_rows)
     return (-terms.sum(-1)).tolist()

@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
-from infill.defaults import resolve_defaults
+from infill.defaults import resolve_defaults, resolve_gap
 from infill.requests import described
 from infill.errors import InputError
 from infill.jobs.inputs import Input, read_leiden, reads_leiden
@@ -89,7 +89,7 @@ class _Body(BaseModel):
 
     text: str
     model: str | None = None
-    gap: int = 1
+    gap: int | str | None = None
     marker: str = "___"
     top_k: int = 5
     id: str | None = None
@@ -130,13 +130,26 @@ def parse_request(body: bytes) -> FillRequest:
 
 
 def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
-    """``(config, Defaults)``: the model's recommended scorer and order for what the request left
-    out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
+    """``(config, Defaults)``: the model's recommended scorer, order and gap length for what the
+    request left out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
     if config is None:
         config = DecodeConfig(scorer=req.scorer, order=req.order)
     chosen = {k for k in ("scorer", "order") if k in req.model_fields_set
               and getattr(req, k) is not None}        # "scorer": null asks for the default
-    return resolve_defaults(model, config, chosen)
+    config, defaults = resolve_defaults(model, config, chosen)
+    return config, resolve_gap(req.gap, defaults)[1]
+
+
+def _gap(req: FillRequest, limits: Limits) -> None:
+    """The request's gap length, read as ``infill run`` reads one (N, ``LO-HI``, ``word``; None:
+    the model's default), within this server's limit."""
+    if req.gap is None:
+        return
+    from infill.decoding.lengths import one_length
+    length = one_length(req.gap)
+    longest = length if isinstance(length, int) else None if length.word else length.hi
+    if longest is not None:
+        _within(longest, "gap", limits.max_gap)
 
 
 def _record(text: str, record: int) -> tuple[str, list[str]]:
@@ -179,7 +192,7 @@ def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
         raise InputError("empty text: nothing to fill")
     if not req.marker or len(req.marker) > MAX_MARKER:
         raise InputError(f"the gap marker must have 1 to {MAX_MARKER} characters")
-    _within(req.gap, "gap", limits.max_gap)
+    _gap(req, limits)
     _within(req.beam, "beam", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
     if req.region is not None and catalog.family(model) != "antibody":
@@ -197,9 +210,9 @@ def text_job(req: FillRequest, text: str, model: str, config: DecodeConfig,
     notes: list[str] = []
     if req.region is not None:
         text = _region(text, req.region)
-    gap = req.gap
+    gap = resolve_gap(req.gap, request_defaults(req, model, config)[1])[0]
     if reads_leiden(catalog.unit(model)):      # the same reading as ``infill run``'s
-        read, = read_leiden([Input("1", text)], req.marker, req.gap)
+        read, = read_leiden([Input("1", text)], req.marker, gap)
         if read.error is not None:
             raise InputError(read.error)
         text, notes = read.text, list(read.notes)

@@ -49,7 +49,7 @@ class Job:
 
     model: str
     config: DecodeConfig
-    gap: int | tuple        # a tuple: one length or (lo, hi) range per marker (Leiden [c.3])
+    gap: int | str | tuple  # "LO-HI", "word"; a tuple: one length or (lo, hi) per marker ([c.3])
     marker: str
     text: str
     top_k: int
@@ -216,9 +216,7 @@ class BatchWorker:
         keep = []
         for job, fut in items:
             try:
-                longest = job.gap if isinstance(job.gap, int) else \
-                    max(g if isinstance(g, int) else g[1] for g in job.gap)
-                n = len(model.encode(job.text, longest, job.marker).positions)
+                n = len(model.encode(job.text, _longest(job.gap), job.marker).positions)
             except InfillError:
                 n = 0
             if n > self.limits.max_positions:
@@ -269,3 +267,11 @@ def _public(message: str, model: MaskedLM, name: str) -> str:
     named by the model's name in the request."""
     where = str(getattr(model, "name", "") or "")
     return message.replace(where, name) if where and where != name else message
+
+
+def _longest(gap) -> int:
+    """The most tokens one marker of ``gap`` can stand for (a number, a range, ``word``, or a
+    tuple of one of these per marker)."""
+    from infill.decoding.lengths import one_length
+    lengths = [one_length(g) for g in (gap if isinstance(gap, tuple) else (gap,))]
+    return max(g if isinstance(g, int) else g.hi for g in lengths)

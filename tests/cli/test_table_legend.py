@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from infill_cli.io import TABLE_LEGEND
 from infill_cli.main import main
 
-TWO = ["To be, or not to ___, that is the question.", "The ___ sat on the mat."]
+TWO = ["--gap", "1", "To be, or not to ___, that is the question.", "The ___ sat on the mat."]
 
 
 def test_legend_once_on_a_terminal(monkeypatch):

@@ -2,10 +2,13 @@
 recomputed independently (one forward pass per masked position, written here)."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
 import infill
+import infill.mcmc.energy  # noqa: F401 (the module whose PLL_REACH a test sets)
 from infill.decoding.lengths import MAX_LENGTHS, MAX_VARIANTS, gap_lengths, shorten
 from infill.errors import ConfigError, InputError
 
@@ -89,6 +92,30 @@ def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):
     assert [c.text for c in got] == [t for _, t in pool[:10]]
     assert [c.rank_score for c in got] == pytest.approx([v for v, _ in pool[:10]], abs=1e-4)
     assert all(len(c.fills[0]) == 2 and len(c.fills[1]) in (1, 2) for c in got)
+
+
+@pytest.mark.parametrize("kind", ["pll", "pll-gap"])
+def test_a_long_text_is_scored_within_reach_of_its_gaps(greek_char_dir, kind, monkeypatch):
+    """Far from the gap the PLL reads only PLL_REACH tokens each side of it (the leading and
+    trailing specials kept): the reference cuts the filled text so and scores it here."""
+    PLL_REACH = 6                   # noqa: N806 (the library's reach, made small for this model)
+    monkeypatch.setattr(sys.modules["infill.mcmc.energy"], "PLL_REACH", PLL_REACH)
+    m = infill.load_model(greek_char_dir, device="cpu")
+    text = "αβγδε ζηθ ικ" + "___" + "λμν ξοπ ρστ"
+    got = infill.fill(m, text, gap=(1, 2), top_k=6, beam_size=6, length_score=kind)[0]
+    pool = []
+    for n in (1, 2):
+        for c in infill.fill(m, text, gap=n, top_k=6, beam_size=6)[0]:
+            ids, gap_pos = filled_ids(m, text, n, c.tokens)
+            body = [t for t, i in enumerate(ids) if i < m.vocab_size and i not in m.special_ids]
+            first, last = min(gap_pos), max(gap_pos)
+            assert first - PLL_REACH > body[0] and last + PLL_REACH < body[-1]   # cut both sides
+            cut = ids[:body[0]] + ids[first - PLL_REACH:last + PLL_REACH + 1] + ids[body[-1] + 1:]
+            at = [p - first + PLL_REACH + body[0] for p in gap_pos]
+            pool.append((pll(m, cut, at if kind == "pll-gap" else None), c.text))
+    pool.sort(key=lambda v: -v[0])
+    assert [c.text for c in got] == [t for _, t in pool[:6]]
+    assert [c.rank_score for c in got] == pytest.approx([v for v, _ in pool[:6]], abs=1e-4)
 
 
 def test_shorten_is_the_encoding_with_shorter_gaps(bert):

@@ -39,15 +39,17 @@ def client(catalog):
         yield c
 
 
-def expected(catalog, model: str, text: str, *, gap: int = 1, marker: str = "___",
+def expected(catalog, model: str, text: str, *, gap=None, marker: str = "___",
              top_k: int = 5, id: str | None = None, **options) -> dict:
     """What ``infill run --json`` prints for one input: a direct ``fill_each`` call (the options
-    not given take the model's recommended defaults, as in ``infill run``)."""
+    not given, the gap's length included, take the model's recommended defaults, as in
+    ``infill run``)."""
     from infill import DecodeConfig, fill_each
     from infill.api import effective_config
-    from infill.defaults import resolve_defaults
-    cfg, _ = resolve_defaults(model, DecodeConfig(**options), chosen=set(options))
+    from infill.defaults import resolve_defaults, resolve_gap
+    cfg, used = resolve_defaults(model, DecodeConfig(**options), chosen=set(options))
     res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, **options)[0]
+    gap, _ = resolve_gap(gap, used)
     return json.loads(json.dumps(res.to_json(model, effective_config(cfg, top_k), gap, id)))
 
 

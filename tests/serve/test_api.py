@@ -44,11 +44,23 @@ def test_default_model_and_top_k_above_beam(client, catalog, expected_fn):
     assert got == expected_fn(catalog, "builtin:english", ENGLISH, top_k=7, beam_size=2)
 
 
+@pytest.mark.parametrize("gap", [None, "word", "1-2", 1])
+def test_gap_lengths_as_infill_run_reads_them(client, catalog, expected_fn, gap):
+    """No gap: the model's recommended one (builtin:english: a whole word), said in the answer."""
+    body = {"text": ENGLISH} if gap is None else {"text": ENGLISH, "gap": gap}
+    got = client.post("/api/fill", json=body)
+    assert got.status_code == 200, got.text[:300]
+    assert got.json() == expected_fn(catalog, "builtin:english", ENGLISH, gap=gap)
+    assert got.json()["gap"] == ("word" if gap is None else gap)
+    assert ("gap" in got.json()["config"]["defaults"]["options"]) == (gap is None)
+
+
 def test_pivot_and_marker(client, catalog, expected_fn):
     text = "To be, or not to <gap>, that is the <gap>."
-    got = client.post("/api/fill", json={"text": text, "marker": "<gap>", "pivot": ["the", "a"]})
+    got = client.post("/api/fill", json={"text": text, "marker": "<gap>", "pivot": ["the", "a"],
+                                         "gap": 1})
     assert got.status_code == 200, got.text[:300]
-    assert got.json() == expected_fn(catalog, "builtin:english", text, marker="<gap>",
+    assert got.json() == expected_fn(catalog, "builtin:english", text, gap=1, marker="<gap>",
                                      pivot=("the", "a"))
 
 
@@ -91,6 +103,10 @@ BAD = [
     (b'{"text": "a ___", "beam": 5.5}', 400, "beam: Input should be a valid integer"),
     (b'{"text": "a ___", "top_k": 21}', 400, "top_k must be between 1 and 20"),
     (b'{"text": "a ___", "gap": 33}', 400, "gap must be between 1 and 32"),
+    (b'{"text": "a ___", "gap": "30-40"}', 400, "gap must be between 1 and 32"),
+    (b'{"text": "a ___", "gap": "2-40"}', 400, "a gap range may span at most 16 lengths"),
+    (b'{"text": "a ___", "gap": "zz"}', 400, "a gap length is a number, a range lo-hi"),
+    (b'{"text": "a ___", "gap": 2.5}', 400, "gap"),
     (b'{"text": "a ___", "pivot": "qqqzzzxx"}', 400,
      "token 'qqqzzzxx' is not in the vocabulary of builtin:english"),   # no server path
     (b'{"text": "a ___", "scorer": "best"}', 400, "unknown scorer 'best'"),
@@ -152,7 +168,7 @@ def test_options_and_health(client):
     from infill.config import ORDERS, SCORERS
     opts = client.get("/api/options").json()
     assert opts["scorers"] == list(SCORERS) and opts["orders"] == list(ORDERS)
-    assert opts["defaults"] == {"model": "builtin:english", "gap": 1, "marker": "___",
+    assert opts["defaults"] == {"model": "builtin:english", "gap": None, "marker": "___",
                                 "scorer": "hcb", "order": "left-to-right", "beam": 5, "top_k": 5,
                                 "pivot": None, "seed": 0, "region": None, "record": 1}
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]

@@ -58,7 +58,7 @@ def test_one_fill_call_for_simultaneous_jobs(catalog):
                               "largest_batch": 6, "cancelled": 0, "expired": 0,
                               "alive": False}
     # exactly the direct batched call, cut to each job's top-k
-    direct = fill_each(catalog.get("builtin:english"), [j.text for j in jobs], top_k=5)
+    direct = fill_each(catalog.get("builtin:english"), [j.text for j in jobs], gap=1, top_k=5)
     for j, f, d in zip(jobs, futures, direct):
         assert f.result() == dataclasses.replace(d, completions=d.completions[:j.top_k])
         assert len(f.result().completions) == j.top_k
@@ -70,7 +70,7 @@ def test_batched_answers_rank_like_single_calls(catalog, same_answer_fn, expecte
     assert len(fill.calls) == 1
     for j, f in zip(jobs, futures):
         got = f.result().to_json(j.model, j.config, j.gap)
-        want = expected_fn(catalog, j.model, j.text, top_k=3)
+        want = expected_fn(catalog, j.model, j.text, gap=j.gap, top_k=3)
         for answer in (got, want):      # which defaults were resolved where: not the batching's
             answer["config"].pop("defaults", None)
         assert same_answer_fn(got, want)
@@ -93,7 +93,7 @@ def test_a_bad_input_fails_alone(catalog):
     futures, _, fill = run(catalog, jobs)
     assert len(fill.calls) == 1
     assert futures[1].result().error.startswith("no gap marker")
-    direct = fill_each(catalog.get("builtin:english"), [j.text for j in jobs])
+    direct = fill_each(catalog.get("builtin:english"), [j.text for j in jobs], gap=1)
     assert [f.result() for f in futures] == direct
 
 

@@ -9,8 +9,8 @@ const context = () => (window.matchMedia("(max-width: 30rem)").matches ? 8 : 12)
 
 const EXAMPLES = {
   english: [
-    {label: "Hamlet", text: "To be, or not to ___, that is the question.", gap: 1},
-    {label: "Romeo", text: "O Romeo, Romeo! wherefore art ___ Romeo?", gap: 1},
+    {label: "Hamlet", text: "To be, or not to ___, that is the question.", gap: ""},
+    {label: "Romeo", text: "O Romeo, Romeo! wherefore art ___ Romeo?", gap: ""},
     {label: "two tokens", text: "All the world's a ___, and all the men and women merely players.", gap: 2},
   ],
   greek: [
@@ -331,6 +331,12 @@ function intField(id) {
   return /^\d+$/.test(v) ? Number(v) : v;   // the server says what is wrong with anything else
 }
 
+// The gap's length: N, LO-HI or word; empty: the model's default (null)
+function gapField() {
+  const v = intField("gap");
+  return v === "" ? null : v;
+}
+
 // FASTA text: the server fills one record or all of them; the picker says which (1-based, the
 // first by default; "all": every record, each answered on its own)
 function fastaHeaders(text) {
@@ -364,7 +370,7 @@ function onTextChange() {
 }
 
 function payload() {
-  const body = {text: $("text").value, model: $("model").value, gap: intField("gap"),
+  const body = {text: $("text").value, model: $("model").value, gap: gapField(),
                 marker: $("marker").value, scorer: $("scorer").value || null,
                 beam: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
   if ($("order").value) body.order = $("order").value;     // else the model's default
@@ -453,12 +459,11 @@ async function init() {
     $("model").value = d.model;
     $("scorer").value = "";
     $("order").value = "";
-    for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k];
+    for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k] ?? "";
     $("marker").value = d.marker;
     const lim = options.limits;
     $("beam").max = lim.max_beam;
     $("top_k").max = lim.max_top_k;
-    $("gap").max = lim.max_gap;
     $("text").maxLength = lim.max_text;
     onModelChange();
     document.body.dataset.ready = "1";

@@ -1,0 +1,92 @@
+"""What a gap marker stands for when the user gives no length: the model's recommended ``gap``
+(defaults.json; builtin:english: one whole word), else 1 token -- resolved by the library,
+recorded in the results and said by every front end."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+import infill
+from infill.data.builtins import builtin_path
+from infill.defaults import recommendation
+from infill.errors import ModelLoadError
+from infill_cli.main import main
+
+TEXT = "And here's ___"
+WHY = "whole words measured best"
+
+
+@pytest.fixture(scope="module")
+def word_dir(tmp_path_factory):
+    """builtin:english copied, recommending a whole-word gap."""
+    d = tmp_path_factory.mktemp("m") / "english"
+    shutil.copytree(builtin_path("builtin:english"), d)
+    (d / "defaults.json").write_text(json.dumps(
+        {"scorer": "hcb", "order": "left-to-right", "gap": "word", "why": WHY}))
+    return d
+
+
+@pytest.fixture(scope="module")
+def token_dir(word_dir, tmp_path_factory):
+    """The same model recommending no gap: infill's one token."""
+    d = tmp_path_factory.mktemp("m") / "english"
+    shutil.copytree(word_dir, d)
+    (d / "defaults.json").write_text(json.dumps(
+        {"scorer": "hcb", "order": "left-to-right", "why": WHY}))
+    return d
+
+
+def test_the_builtin_english_model_recommends_a_whole_word():
+    assert recommendation("builtin:english").gap == "word"
+    assert recommendation("builtin:greek").gap is None
+
+
+@pytest.mark.parametrize("gap, read", [("word", "word"), ("2-3", "2-3"), (2, 2), (" Word ", "word")])
+def test_a_recommended_gap_is_read_as_a_typed_one(tmp_path, gap, read):
+    (tmp_path / "defaults.json").write_text(json.dumps(
+        {"scorer": "hcb", "order": "left-to-right", "gap": gap, "why": WHY}))
+    assert recommendation(str(tmp_path)).gap == read
+
+
+@pytest.mark.parametrize("gap", ["x", 0, -1, True, [1], "3-1", 1.5])
+def test_a_malformed_recommended_gap_names_the_file(tmp_path, gap):
+    (tmp_path / "defaults.json").write_text(json.dumps(
+        {"scorer": "hcb", "order": "left-to-right", "gap": gap, "why": WHY}))
+    with pytest.raises(ModelLoadError, match=r"defaults\.json: \"gap\""):
+        recommendation(str(tmp_path))
+
+
+def test_fill_without_a_gap_fills_the_recommended_whole_word(word_dir, token_dir):
+    word = infill.load_model(str(word_dir), device="cpu")
+    token = infill.load_model(str(token_dir), device="cpu")
+    auto = infill.fill_each(word, [TEXT], top_k=5)[0]
+    given = infill.fill_each(word, [TEXT], gap="word", top_k=5)[0]
+    assert [(c.text, c.score, c.rank_score) for c in auto.completions] == \
+        [(c.text, c.score, c.rank_score) for c in given.completions]
+    assert auto.defaults.values == {"gap": "word", "scorer": "hcb", "order": "left-to-right"}
+    assert given.defaults.values == {"scorer": "hcb", "order": "left-to-right"}
+    assert all(c.fills[0][:1].isalpha() for c in auto.completions)      # words, no '.'
+    one = infill.fill_each(token, [TEXT], top_k=5)[0]
+    assert [c.text for c in one.completions] == \
+        [c.text for c in infill.fill_each(word, [TEXT], gap=1, top_k=5)[0].completions]
+    assert "gap" not in one.defaults.values and all(c.rank_score is None for c in one.completions)
+
+
+def test_run_says_and_records_the_gap_it_used(word_dir, monkeypatch):
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(word_dir), TEXT])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["gap"] == "word" and out["config"]["defaults"]["options"] == \
+        ["gap", "scorer", "order"]
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(word_dir), "--gap", "1", TEXT])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["gap"] == 1 and out["config"]["defaults"]["options"] == ["scorer", "order"]
+    monkeypatch.setattr("infill_cli.status.interactive", lambda: True)
+    r = CliRunner().invoke(main, ["run", "--model", str(word_dir), TEXT])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines()[0] == (f"gap: word, scorer: hcb, order: left-to-right "
+                                        f"({word_dir}'s defaults: {WHY})")
