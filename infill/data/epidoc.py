@@ -23,8 +23,10 @@ element                                 read as
 ``<am>``                                dropped (an abbreviation mark, not a letter)
 ``<choice>``                            ``<corr>``, ``<reg>``, ``<expan>`` (the editor's
                                         reading); ``<sic>``, ``<orig>``, ``<abbr>`` dropped
-``<app>``                               ``<lem>``; ``<rdg>`` dropped
-``<g>``, ``<space>``, ``<milestone>``   a word boundary (a sign or a vacat)
+``<app>``                               ``<lem>``; ``<rdg>`` dropped (without a
+                                        ``<lem>``: the first ``<rdg>``)
+``<g>``, ``<space>``, ``<milestone>``   a word boundary (a sign or a vacat); none
+                                        inside a ``<w>``
 ``<num>``, ``<orig>``, ``<del>``        their text
 ``<surplus>``, ``<note>``,              dropped (superfluous letters; commentary)
 ``<certainty>``
@@ -301,7 +303,8 @@ class _Reader:
         elif tag in _DROPPED:
             return
         elif tag in _BOUNDARIES:
-            self.atoms.append(Atom("space"))
+            if not _inside_word(el):      # a sign or vacat inside a <w> does not split the word
+                self.atoms.append(Atom("space"))
         elif tag in _CONTAINERS:
             block = tag in _BLOCKS
             if block:
@@ -316,8 +319,7 @@ class _Reader:
     def on_lb(self, el) -> None:
         self.lb = el.get("n", self.lb)
         # a line break inside a <w> never splits the word, break="no" or not
-        inside_word = any(True for _ in el.iterancestors(f"{{{TEI}}}w"))
-        self.atoms.append(Atom("glue" if el.get("break") == "no" or inside_word else "space"))
+        self.atoms.append(Atom("glue" if el.get("break") == "no" or _inside_word(el) else "space"))
 
     def on_choice(self, el) -> None:
         kids = [c for c in el if isinstance(c.tag, str)]
@@ -330,8 +332,12 @@ class _Reader:
 
     def on_app(self, el) -> None:
         lem = el.find(f"{{{TEI}}}lem")
+        if lem is None:                   # alternatives of equal standing: the first is read
+            lem = el.find(f"{{{TEI}}}rdg")
+            if lem is not None:
+                self.note("<app> without <lem>: its first <rdg> was read")
         if lem is not None:
-            self.element(lem)
+            self.element_content(lem)
 
     def on_gap(self, el) -> None:
         count, lengths = _extent(el)
@@ -368,6 +374,11 @@ class _Reader:
                      self.lb)
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+
+
+def _inside_word(el) -> bool:
+    """Whether ``el`` lies inside a ``<w>`` (one word, whatever breaks or signs it holds)."""
+    return any(True for _ in el.iterancestors(f"{{{TEI}}}w"))
 
 
 def _extent(el) -> tuple[int, tuple[int, int] | None]:

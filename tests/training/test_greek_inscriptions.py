@@ -9,8 +9,9 @@ import infill
 from infill.data.greek import GREEK
 from infill.data.splits import heldout_texts, split_documents
 from infill.errors import InputError
-from infill.data.inscriptions import (edition_segments, iospe_split, mixed_examples, pack,
-                                      restoration_examples, training_texts)
+from infill.data.epidoc import read_edition
+from infill.data.epidoc_corpus import supplement_tasks
+from infill.data.inscriptions import iospe_split, mixed_examples, pack, training_texts
 from infill.training.inscriptions import word_list
 from infill_cli.main import main
 
@@ -45,22 +46,19 @@ def epidoc(tmp_path):
 
 
 def test_an_edition_reads_as_text_supplements_and_gaps(epidoc):
-    assert edition_segments(epidoc / "1.1.xml") == [
-        ("text", "δεδοχθαι τω δη"), ("supplied", "μω"), ("text", " "), ("gap", "--"),
-        ("text", "και επαινεσαι αυτον λουκιον "), ("gap", "---"), ("text", "εν "),
-        ("supplied", "τω δημω")]
+    """Supplements as text, lost stretches as '-' (the quantity, else '---'), normalized."""
     assert training_texts([epidoc / "1.1.xml"]) == [
         "δεδοχθαι τω δημω --και επαινεσαι αυτον λουκιον ---εν τω δημω"]
 
 
 def test_each_supplement_is_hidden_in_turn_the_others_shown_missing(epidoc):
-    ex = restoration_examples([epidoc / "1.1.xml"])
-    assert [(e.text, e.target) for e in ex] == [
-        ("δεδοχθαι τω δη?? --και επαινεσαι αυτον λουκιον ---εν -------", "μω"),
-        ("δεδοχθαι τω δη-- --και επαινεσαι αυτον λουκιον ---εν ???????", "τω δημω")]
-    assert [e.start for e in ex] == [e.text.index("?") for e in ex]
-    assert restoration_examples([epidoc / "1.1.xml"], max_len=5)[0].target == "μω"
-    assert len(restoration_examples([epidoc / "1.1.xml"], max_len=5)) == 1
+    """The restoration examples are the bench's tasks (infill.data.epidoc_corpus), read from
+    the same edition as the training text."""
+    tasks = supplement_tasks(read_edition(epidoc / "1.1.xml"))
+    assert [(t.text, t.gold, t.whole_word) for t in tasks] == [
+        ("Δεδόχθαι τῷ δή?? --καὶ ἐπαινέσαι αὐτὸν Λούκιον ---ἐν -------", "μω", False),
+        ("Δεδόχθαι τῷ δή-- --καὶ ἐπαινέσαι αὐτὸν Λούκιον ---ἐν ???????", "τω δημω", True)]
+    assert [t.gold for t in supplement_tasks(read_edition(epidoc / "1.1.xml"), {2})] == ["μω"]
 
 
 def test_the_reader_resolves_no_entities_and_names_a_broken_file(tmp_path):
@@ -69,11 +67,12 @@ def test_the_reader_resolves_no_entities_and_names_a_broken_file(tmp_path):
     f = tmp_path / "ent.xml"
     f.write_text(f'<!DOCTYPE TEI [<!ENTITY x SYSTEM "file://{secret}">]>'
                  + edition("<w>λογος</w> &x; <w>εργον</w>"), encoding="utf-8")
-    assert "".join(t for _, t in edition_segments(f)) == "λογοσ εργον"
+    with pytest.raises(InputError, match=r"ent\.xml: line 1: entity declarations are refused"):
+        training_texts([f])
     bad = tmp_path / "bad.xml"
     bad.write_text("<TEI><text>", encoding="utf-8")
-    with pytest.raises(InputError, match="bad.xml"):
-        edition_segments(bad)
+    with pytest.raises(InputError, match=r"bad\.xml: line 1: not well-formed XML"):
+        training_texts([bad])
 
 
 def test_the_split_is_the_committed_by_inscription_split(epidoc):

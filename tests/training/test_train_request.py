@@ -137,10 +137,11 @@ def test_model_options_keep_only_what_is_given(tmp_path):
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "epidoc"
 TRAINING_TEXT = {
     "handmade.xml": "ο δημοσ ετιμησεν απολλωνιον αρ---οσ αυρηλιον στρατηγον και ---- ετουσ ε "
-                    "---τον βωμον ---ανεθηκεν θεοισ --- ξενον του δημου",
+                    "---τον βωμον ---ανεθηκεν --θεοισ --- ξενον του δημου",
     "iospe_1.10.xml": "--- ---νρα--- ---μηνοσ αρτεμισιωνοσ---"}
-"""The training text of each fixture edition, as written before the split moved to
-infill.data.epidoc_corpus (byte for byte)."""
+"""The training text of each fixture edition (byte for byte). Since issue 20 it is read by the
+EpiDoc reader the bench uses, so handmade.xml's illegible <gap> shows as '--' (the earlier
+reader of the training text dropped it); the rest is as before."""
 
 
 def test_the_inscriptions_training_text_and_split_are_unchanged():
