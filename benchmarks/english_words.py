@@ -1,5 +1,6 @@
 """English models on one-word gaps of the same held-out lines: HCB and standard beam search,
-top-1 / top-5, plus a handful of famous lines as a user would type them (default gap of 1).
+top-1 / top-5, plus a handful of famous lines as a user would type them (each model's default
+gap: builtin:english's is one whole word, a model recording none fills one token).
 
     OMP_NUM_THREADS=1 python benchmarks/english_words.py --models builtin:english,OLD_DIR \\
         --corpus CORPUS [--split-of builtin:english] [--examples 1000] [--seed 0] [--beam 5]
@@ -30,7 +31,7 @@ from infill.data.splits import training_record
 
 SCORERS = ("hcb", "standard")
 
-#: Lines a user would try first (answers hidden by the default one-token gap); a check, not a
+#: Lines a user would try first (answers hidden by the model's default gap); a check, not a
 #: training or tuning set.
 FAMOUS = [
     ("To be, or not to ___, that is the question.", "be"),
@@ -62,8 +63,8 @@ def test_lines(corpus: str, split_of: str) -> list[str]:
 
 
 def famous(model, scorer: str) -> list[tuple[str, str, str]]:
-    """(line, answer, rank-1 text) for every famous line, default gap of one token."""
-    out = infill.fill(model, [t for t, _ in FAMOUS], gap=1, top_k=5, scorer=scorer,
+    """(line, answer, rank-1 text) for every famous line, the model's default gap."""
+    out = infill.fill(model, [t for t, _ in FAMOUS], top_k=5, scorer=scorer,
                       order="left-to-right", beam_size=5)
     return [(t, a, c[0].fills[0] if c else "") for (t, a), c in zip(FAMOUS, out)]
 
@@ -108,7 +109,7 @@ def main() -> None:
         table.append(f"| `{name}` | {fmt(one)}% | {cells[0]} | {cells[1]} |")
         fam = {s: famous(model, s) for s in SCORERS}
         right = {s: sum(a == f for _, a, f in fam[s]) for s in SCORERS}
-        fam_lines += ["", f"Famous lines, `{name}` (default gap of one token; rank 1, HCB / "
+        fam_lines += ["", f"Famous lines, `{name}` (the model's default gap; rank 1, HCB / "
                       f"standard; right: {right['hcb']} / {right['standard']} of {len(FAMOUS)}):",
                       "", "| line | answer (pieces) | HCB | standard |", "|---|---|---|---|"]
         for (t, a, h), (_, _, s) in zip(fam["hcb"], fam["standard"]):
