@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -369,19 +370,23 @@ def _decode_jobs(model: MaskedLM, jobs: list[_Job], found: dict[tuple[int, int],
 
 def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[int, int], Variant],
             beam: int, top_k: int) -> dict[int, list[tuple[Variant, Hypothesis]]]:
-    """Each input's best ``top_k`` hypotheses per length variant, its windows' hypotheses
-    combined (positions mapped back from the window to the encoding)."""
+    """Each input's hypotheses per length variant -- the best ``top_k`` of a fixed-length input;
+    every one of the beam when lengths compete, so that the ranking across lengths does not
+    depend on ``top_k`` -- its windows' hypotheses combined (positions mapped back from the
+    window to the encoding)."""
     per_input: dict[tuple[int, int], list[list[tuple[float, dict]]]] = {}
     for (key, enc, w, lo, hi), hs in zip(jobs, hyps):
         order = _job_positions(enc, w)
         per_input.setdefault(key, []).append(
             [(h.score, {p: (t, lq, st) for p, t, lq, st in zip(order, h.tokens, h.logq, h.steps)})
              for h in hs])
+    variants = Counter(i for i, _ in per_input)
     ranked: dict[int, list[tuple[Variant, Hypothesis]]] = {}
     for (i, v), parts in per_input.items():
         combos = _combine(parts, beam) if len(parts) > 1 else \
             [_hypothesis(s, c) for s, c in parts[0]]
-        ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:top_k])
+        keep = top_k if variants[i] == 1 else beam
+        ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:keep])
     return ranked
 
 

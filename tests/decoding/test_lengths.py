@@ -42,8 +42,8 @@ def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
     got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind)[0]
     # the reference: each length decoded on its own (the fixed-length path), rescored here
     pool = []
-    for n in (1, 2, 3):
-        for c in infill.fill(bert, TEXT, gap=n, top_k=k, beam_size=beam)[0]:
+    for n in (1, 2, 3):               # every hypothesis of each length's beam competes
+        for c in infill.fill(bert, TEXT, gap=n, top_k=beam, beam_size=beam)[0]:
             ids, gap_pos = filled_ids(bert, TEXT, n, c.tokens)
             value = {"pll": lambda: pll(bert, ids),
                      "pll-gap": lambda: pll(bert, ids, gap_pos),
@@ -55,6 +55,21 @@ def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
     assert [c.rank_score for c in got] == pytest.approx([v for v, _, _ in pool[:k]], abs=1e-4)
     assert len({len(c.tokens) for c in got}) > 1          # lengths really compete
     assert all(c.to_json()["rank_score"] == c.rank_score for c in got)
+
+
+@pytest.mark.parametrize("gap", [(1, 3), "word"])
+def test_the_ranking_across_lengths_does_not_depend_on_top_k(gap):
+    """top_k cuts the ranked list; it does not shrink the pool the lengths compete in (as a
+    batch of requests run at their largest top_k, in the workbench, must not change them).
+    With builtin:english, the third whole word after "wherefore art" ("thy") is beyond the
+    first three of its length's beam."""
+    m = infill.load_model("builtin:english", device="cpu")
+    text = "O Romeo, Romeo! wherefore art ___ Romeo?"
+    full = infill.fill(m, text, gap=gap, top_k=5, beam_size=5)[0]
+    for k in (1, 3):
+        got = infill.fill(m, text, gap=gap, top_k=k, beam_size=5)[0]
+        assert [(c.tokens, c.rank_score) for c in got] == \
+            [(c.tokens, c.rank_score) for c in full[:k]]
 
 
 def test_whole_word_gap_is_exactly_the_words_of_one_to_three_pieces(bert):
