@@ -99,14 +99,16 @@ class Lexicon:
         ``word``) in the user's script: ``(text, True)`` taken from the known accented form
         of the whole word, else ``(plain letters, False)``."""
         plain = word[lo:hi]
-        if hi == len(word) and plain.endswith("σ"):
+        if (hi == len(word) or not word[hi].isalpha()) and plain.endswith("σ"):
             plain = plain[:-1] + "ς"
-        # map each character of the word to its position in the normalized key
+        # map each letter of the word to its position in the normalized key (punctuation
+        # touching the word, "μουσα,", is not part of it: the lexicon's keys are letters)
         key, where = [], []
         for c in word:
             n = normalize(c, symbols=False, strip=False)
-            where.append(len(key) if n and n != " " else None)
-            if n and n != " ":
+            letter = n.isalpha()
+            where.append(len(key) if letter else None)
+            if letter:
                 key.append(n)
         form = self.forms.get("".join(key))
         if form is None:

@@ -212,6 +212,11 @@ def test_fills_in_the_users_script_with_the_shipped_lexicon():
                                                        [True])
     text = "ξξαβγοσ καὶ"                      # not a word: plain letters, a final sigma
     assert in_users_script(text, [(5, 7)]) == ("ξξαβγος καὶ", ["ος"], [False])
+    text = "ἄνδρα μοι ἔννεπε, μουσα, πολύτροπον"   # punctuation touching the word: still a word
+    a = text.index("ουσα")
+    assert in_users_script(text, [(a, a + 2)]) == (text[:a] + "οῦσα, πολύτροπον", ["οῦ"], [True])
+    text = "ξξαβγοσ, καὶ"                     # a final sigma before punctuation
+    assert in_users_script(text, [(5, 7)]) == ("ξξαβγος, καὶ", ["ος"], [False])
 
 
 def test_api_completions_say_which_fills_are_accented(greek_char_dir):
