@@ -4,13 +4,11 @@ recorded in the results and said by every front end."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
 
 import infill
-from infill.data.builtins import builtin_path
 from infill.defaults import recommendation
 from infill.errors import ModelLoadError
 from infill_cli.main import main
@@ -20,23 +18,16 @@ WHY = "whole words measured best"
 
 
 @pytest.fixture(scope="module")
-def word_dir(tmp_path_factory):
+def word_dir(recommending):
     """builtin:english copied, recommending a whole-word gap."""
-    d = tmp_path_factory.mktemp("m") / "english"
-    shutil.copytree(builtin_path("builtin:english"), d)
-    (d / "defaults.json").write_text(json.dumps(
-        {"scorer": "hcb", "order": "left-to-right", "gap": "word", "why": WHY}))
-    return d
+    return recommending("english", {"scorer": "hcb", "order": "left-to-right", "gap": "word",
+                                    "why": WHY})
 
 
 @pytest.fixture(scope="module")
-def token_dir(word_dir, tmp_path_factory):
+def token_dir(recommending):
     """The same model recommending no gap: infill's one token."""
-    d = tmp_path_factory.mktemp("m") / "english"
-    shutil.copytree(word_dir, d)
-    (d / "defaults.json").write_text(json.dumps(
-        {"scorer": "hcb", "order": "left-to-right", "why": WHY}))
-    return d
+    return recommending("english", {"scorer": "hcb", "order": "left-to-right", "why": WHY})
 
 
 def test_the_builtin_english_model_recommends_a_whole_word():

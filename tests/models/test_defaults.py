@@ -3,13 +3,11 @@ did not choose, recorded in results and JSON, and said by the CLI."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
 
 import infill
-from infill.data.builtins import builtin_path
 from infill.errors import ModelLoadError
 from infill.defaults import LIBRARY_DEFAULTS, recommendation, resolve_defaults
 from infill_cli.main import main
@@ -18,13 +16,10 @@ TEXT = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"
 
 
 @pytest.fixture(scope="module")
-def greek_dir(tmp_path_factory):
+def greek_dir(recommending):
     """builtin:greek copied, recommending standard best-to-worst."""
-    d = tmp_path_factory.mktemp("m") / "greek"
-    shutil.copytree(builtin_path("builtin:greek"), d)
-    (d / "defaults.json").write_text(json.dumps(
-        {"scorer": "standard", "order": "best-to-worst", "why": "best top-1  on its\ntest split"}))
-    return d
+    return recommending("greek", {"scorer": "standard", "order": "best-to-worst",
+                                  "why": "best top-1  on its\ntest split"})
 
 
 @pytest.fixture(scope="module")
