@@ -158,8 +158,9 @@ def input_option(what: str = "input"):
 
 
 gap_options = _stack(
-    click.option("--gap", "-g", default=1, show_default=True, type=click.IntRange(min=1),
-                 help="Tokens (characters, residues) to fill at each gap marker."),
+    click.option("--gap", "-g", default=None, type=click.IntRange(min=1),
+                 help="Tokens (characters, residues) to fill at each gap marker  [default: the "
+                      "model's gap length when it records a fixed one, else 1]"),
     click.option("--marker", default="___", show_default=True, help="The gap marker in TEXT."))
 
 

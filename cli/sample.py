@@ -6,11 +6,12 @@ import click
 
 from .errors import CLIError, InfillCommand, clean_errors
 from .io import LongInputs, json_line, read_records, use_color
-from .status import progress_option
+from .status import progress_option, say
 from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
                       input_option, json_option, model_option, no_window_option, request_args,
                       seed_option, speed_options)
 from infill.decoding.proposals import MAX_TEMPERATURE
+from infill.defaults import fixed_gap
 from infill.requests import RescoreRequest, SampleRequest
 
 MAX_EPOCHS = 1_000_000
@@ -95,6 +96,9 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     shard = current()
     records = read_records(texts, input_file)
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    gap, gap_note = fixed_gap(gap, lm)
+    if gap_note and shard.main:
+        say(gap_note)
     long_inputs = LongInputs(lm, no_window, "sampled in the longest context window centred on "
                                             "the gaps")
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order

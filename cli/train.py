@@ -68,7 +68,8 @@ def train(family, corpus, data_root, as_json, **params):
         if corpus is None:
             raise InputError(f"no CORPUS given and the {family} corpus was not found: give the "
                              "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora")
-    result = run_training(family, str(corpus), request, model)
+    result = run_training(family, corpus if isinstance(corpus, tuple) else str(corpus), request,
+                          model)
     if as_json:
         import json
         from dataclasses import asdict

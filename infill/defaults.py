@@ -22,7 +22,7 @@ from pathlib import Path
 from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
-           "recommendation", "resolve_defaults", "resolve_gap"]
+           "fixed_gap", "recommendation", "resolve_defaults", "resolve_gap"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -153,3 +153,17 @@ def resolve_gap(gap, defaults: Defaults):
     if rec.gap is None:
         return 1, defaults
     return rec.gap, Defaults({"gap": rec.gap, **defaults.values}, rec)
+
+
+def fixed_gap(gap: int | None, model) -> tuple[int, str | None]:
+    """The gap length of a job that fills a fixed number of tokens at each marker (``sample``):
+    ``gap`` as given, else the model's recommended gap when it is one length, else 1 token.
+    Returns ``(gap, note)``: the note says why a model's word or range gap was not used."""
+    if gap is not None:
+        return gap, None
+    rec = recommendation(model)
+    if rec.gap is None or isinstance(rec.gap, int):
+        return rec.gap or 1, None
+    what = "one whole word" if rec.gap == "word" else f"{rec.gap} tokens"
+    return 1, (f"gap: 1 token ({rec.source}'s default gap, {what}, ranks fills of different "
+               "lengths as `infill run` does; sampling fills a fixed number: give --gap N)")

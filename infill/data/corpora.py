@@ -1,6 +1,7 @@
 """Corpora: the project's named corpora and any text, FASTA or JSONL file, read as a list of texts.
 
-Names (``english``, ``greek``, ``protein``) resolve inside a *data root*: the ``--data-dir DIR``
+Names (``english``, ``greek``, ``protein``) resolve inside a *data root* (``english`` is two
+files read one after another, the plays then Tiny Shakespeare, as builtin:english was trained): the ``--data-dir DIR``
 option, else ``$INFILL_DATA``, else ``../shared/data`` next to a source checkout. A path is read
 by its suffix: ``.fa``/``.fasta``/``.faa`` -> FASTA (one sequence per record), ``.jsonl`` -> one
 ``{"text": ...}`` object per line, anything else -> one example per non-empty line; ``fmt``
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infill.data.fasta import parse_fasta
-from infill.data.files import parse_json, read_text
+from infill.data.files import files_of, parse_json, read_text
 from infill.errors import ConfigError, InputError
 
 __all__ = ["CORPORA", "Corpus", "DATA_ENV", "FORMATS", "data_root", "guess_format", "load_texts",
@@ -27,18 +28,20 @@ FORMATS = ("lines", "fasta", "jsonl", "greek")
 
 @dataclass(frozen=True)
 class Corpus:
-    """A named corpus: its file under the data root, format, and the training family it feeds."""
+    """A named corpus: its files under the data root (read one after another), format, and the
+    training family it feeds."""
 
     name: str
-    path: str
+    files: tuple[str, ...]
     fmt: str
     family: str
 
 
 CORPORA: dict[str, Corpus] = {c.name: c for c in [
-    Corpus("english", "english/tinyshakespeare.txt", "lines", "english"),
-    Corpus("greek", "greek/perseus_grc.txt", "greek", "greek"),
-    Corpus("protein", "protein/hypf.fa", "fasta", "protein"),
+    Corpus("english", ("english/shakespeare_plays.txt", "english/tinyshakespeare.txt"), "lines",
+           "english"),
+    Corpus("greek", ("greek/perseus_grc.txt",), "greek", "greek"),
+    Corpus("protein", ("protein/hypf.fa",), "fasta", "protein"),
 ]}
 
 
@@ -59,16 +62,21 @@ def data_root(explicit: str | Path | None = None) -> Path | None:
     return default if default.is_dir() else None
 
 
-def resolve_corpus(spec: str, root: str | Path | None = None) -> tuple[str, str | None]:
-    """A corpus name -> (path under the data root, format); other specs pass through."""
+def resolve_corpus(spec: str, root: str | Path | None = None
+                   ) -> tuple[str | tuple[str, ...], str | None]:
+    """A corpus name -> (its path under the data root, or a tuple of paths for a corpus of
+    several files; format); other specs pass through."""
     if spec in CORPORA:
         c = CORPORA[spec]
         base = data_root(root)
-        if base is None or not (base / c.path).is_file():
-            where = f"{base / c.path}" if base is not None else "no data folder found"
+        missing = next((f for f in c.files if base is None or not (base / f).is_file()), None)
+        if missing is not None:
+            where = f"{base / missing}" if base is not None else "no data folder found"
             raise InputError(f"corpus {spec!r} not found ({where}); pass 'data_root' DIR or set "
-                             f"{DATA_ENV}=DIR, DIR holding {c.path}", field="data_root")
-        return str(base / c.path), c.fmt
+                             f"{DATA_ENV}=DIR, DIR holding {', '.join(c.files)}",
+                             field="data_root")
+        paths = tuple(str(base / f) for f in c.files)
+        return (paths[0] if len(paths) == 1 else paths), c.fmt
     return spec, None
 
 
@@ -117,6 +125,17 @@ def load_hf_dataset(spec: str) -> list[str]:
     return [t for t in ds[column] if isinstance(t, str)]
 
 
+def _file_texts(path: Path, fmt: str, what: str) -> list[str]:
+    if not path.is_file():
+        raise InputError(f"{what} not found: {str(path)!r}")
+    raw = read_text(path, what)
+    if fmt == "fasta":
+        return [r.sequence for r in parse_fasta(raw, str(path))]
+    if fmt == "jsonl":
+        return read_jsonl(raw, str(path))
+    return raw.splitlines()
+
+
 def load_texts(spec: str, fmt: str | None = None, root: str | Path | None = None,
                what: str = "dataset") -> list[str]:
     """All examples of a corpus spec (see the module docstring), stripped, empty ones dropped.
@@ -125,18 +144,11 @@ def load_texts(spec: str, fmt: str | None = None, root: str | Path | None = None
         texts = load_hf_dataset(spec)
     else:
         path, alias_fmt = resolve_corpus(spec, root)
-        fmt = fmt or alias_fmt or guess_format(path)
+        files = files_of(path)
+        fmt = fmt or alias_fmt or guess_format(str(files[0]))
         if fmt not in FORMATS:
             raise ConfigError(f"unknown dataset format {fmt!r}; choose from {', '.join(FORMATS)}")
-        if not Path(path).is_file():
-            raise InputError(f"{what} not found: {str(path)!r}")
-        raw = read_text(path, what)
-        if fmt == "fasta":
-            texts = [r.sequence for r in parse_fasta(raw, path)]
-        elif fmt == "jsonl":
-            texts = read_jsonl(raw, path)
-        else:
-            texts = raw.splitlines()
+        texts = [t for f in files for t in _file_texts(f, fmt, what)]
         if fmt == "greek":
             from infill.data.greek import normalize
             texts = [normalize(t) for t in texts]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from infill.data.files import read_lines, read_text
+from infill.data.files import files_of, read_lines, read_text
 from infill.errors import ConfigError, InputError
 
 __all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "distinct_lines", "english_examples",
@@ -193,8 +193,9 @@ def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path
     """The examples of ``family`` (english, greek, protein) with its recorded model ``options``
     (``max_length``, and ``vocab_size`` for english); ``workdir`` holds (or receives) the English
     tokenizer under ``tokenizer/``."""
-    if not Path(corpus).is_file():
-        raise InputError(f"corpus file not found: {corpus}")
+    missing = next((p for p in files_of(corpus) if not p.is_file()), None)
+    if missing is not None:
+        raise InputError(f"corpus file not found: {missing}")
     if family == "greek":
         if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
             from infill.data.inscriptions import mixed_examples

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from infill.errors import InputError, ModelLoadError
 
-__all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "input_chars_limit",
-           "input_limit", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
+__all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "files_of",
+           "input_chars_limit", "input_limit", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
            "read_pickle_file", "read_stdin", "read_text"]
 
 MAX_FILE_BYTES = 2 * 2 ** 30
@@ -127,9 +127,19 @@ def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES)
     return decode_bytes(read_bytes(path, what, limit), str(path))
 
 
-def read_lines(path: str | Path, what: str = "file") -> list[str]:
-    """Lines of a file, without their line ends."""
-    return read_text(path, what).splitlines()
+def read_lines(path: str | Path | tuple[str | Path, ...], what: str = "file") -> list[str]:
+    """Lines of a file, without their line ends; of several files (a tuple), one after another."""
+    return [line for p in files_of(path) for line in read_text(p, what).splitlines()]
+
+
+def files_of(path: str | Path | tuple[str | Path, ...]) -> tuple[Path, ...]:
+    """The files of a corpus given as one path or as a tuple of paths read one after another."""
+    return tuple(Path(p) for p in path) if isinstance(path, tuple) else (Path(path),)
+
+
+def path_record(path: str | Path | tuple[str | Path, ...]) -> str | list[str]:
+    """A corpus path as a training record writes it: a string, or a list for several files."""
+    return [str(p) for p in path] if isinstance(path, tuple) else str(path)
 
 
 def read_input(path: str | Path | None, what: str = "input file") -> tuple[str, str]:

@@ -15,6 +15,7 @@ from typing import Callable
 
 from infill.data.corpora import CORPORA, resolve_corpus
 from infill.data.examples import build_examples
+from infill.data.files import files_of
 from infill.errors import ConfigError, InputError, ModelLoadError
 
 __all__ = ["PARTS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
@@ -103,6 +104,17 @@ class Heldout:
         return list(self.parts[name])
 
 
+def recorded_corpus(info: dict) -> str | tuple[str, ...] | None:
+    """The corpus a training record names (a path, or a list of paths read one after another),
+    when all its files are on this machine."""
+    rec = info.get("corpus")
+    path = tuple(rec) if isinstance(rec, list) else rec
+    if not path or not all(isinstance(p, str) and p for p in (path if isinstance(path, tuple)
+                                                               else (path,))):
+        return None
+    return path if all(p.is_file() for p in files_of(path)) else None
+
+
 def heldout(model: str | Path, corpus: str | None = None, family: str | None = None,
             max_length: int | None = None, data: str | Path | None = None) -> Heldout:
     """The examples of the corpus a model was trained on, and their recorded split.
@@ -123,8 +135,8 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
         options["max_length"] = max_length
     if corpus is not None:
         path, _ = resolve_corpus(corpus, data)
-    elif info.get("corpus") and Path(info["corpus"]).is_file():
-        path = info["corpus"]
+    elif recorded_corpus(info) is not None:
+        path = recorded_corpus(info)
     else:
         path, _ = resolve_corpus(fam, data)
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,7 +156,7 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
         cfg = info.get("config", {})
         parts = split_indices(len(built.examples), cfg.get("split_seed", 0),
                               cfg.get("val_fraction", 0.05), cfg.get("test_fraction", 0.05))
-    return Heldout(fam, str(path), built.examples, parts, built.decode, bool(recorded), options)
+    return Heldout(fam, " + ".join(map(str, files_of(path))), built.examples, parts, built.decode, bool(recorded), options)
 
 
 def heldout_examples(model: str | Path, part: str = "test", corpus: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from infill.defaults import fixed_gap
 from infill.errors import InfillError
 from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
@@ -40,10 +41,11 @@ class InputSample(Outcome):
 
 
 def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None, *,
-                  gap: int = 1, marker: str = "___", window: bool = True,
+                  gap: int | None = None, marker: str = "___", window: bool = True,
                   name: str | None = None, shard: Shard | None = None, progress=None,
                   **options) -> list[InputSample] | None:
-    """Metropolis-Hastings samples of ``gap`` tokens at each ``marker`` of every input (strings,
+    """Metropolis-Hastings samples of ``gap`` tokens (None: :func:`~infill.defaults.fixed_gap`,
+    the model's fixed gap length, else 1) at each ``marker`` of every input (strings,
     or records with ``id`` and ``text``): the job of ``infill sample``. ``request`` and/or
     keyword ``options`` (:class:`SampleRequest`'s fields); ``name``: the model's name in the
     JSON. An input that cannot be sampled gets its error; the others go on. Inputs are sharded
@@ -52,6 +54,7 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
     from infill.mcmc import sample as mh_sample
 
     request = SampleRequest.from_options(request, **options)
+    gap = fixed_gap(gap, model)[0]
 
     def one(rec: Input) -> InputSample:
         out = InputSample(rec, name, notes=list(model.input_notes(rec.text or "")))

@@ -29,13 +29,14 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def default_corpus(family: str, data: str | Path | None = None) -> Path | None:
+def default_corpus(family: str, data: str | Path | None = None) -> str | tuple[str, ...] | None:
     """The family's named corpus under the data root (``--data-dir`` / ``$INFILL_DATA`` /
-    ../shared/data), or None when it is not there."""
+    ../shared/data): its path, or a tuple of paths read one after another; None when it is
+    not there."""
     if family not in CORPORA:
         return None
     try:
-        return Path(resolve_corpus(family, data)[0])
+        return resolve_corpus(family, data)[0]
     except InfillError:
         return None
 
@@ -65,7 +66,7 @@ def train_request(family: str, **options) -> TrainRequest:
     return TrainRequest(**options)
 
 
-def run_training(family: str, corpus: str, config: TrainRequest,
+def run_training(family: str, corpus: str | tuple[str, ...], config: TrainRequest,
                  model: ModelOptions | None = None, **model_options):
     """Dispatch to ``infill.training.<family>.train`` with the options of ``model`` (a
     :class:`ModelOptions`) and ``model_options`` (its fields, checked by it, or options of the

@@ -103,6 +103,6 @@ class EnglishFamily(Family):
 
 
 
-def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
+def train(corpus: str | tuple[str, ...], config: TrainConfig, **model_options) -> TrainResult:
     """Train a WordPiece BERT on ``corpus`` (see :mod:`infill.training.loop`)."""
     return train_loop(EnglishFamily(**model_options), corpus, config)

@@ -147,6 +147,6 @@ def init_weights(model: CharTransformer, source: str) -> None:
         value.copy_(src)
 
 
-def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
+def train(corpus: str | tuple[str, ...], config: TrainConfig, **model_options) -> TrainResult:
     """Train a Greek character model on ``corpus`` (see :mod:`infill.training.loop`)."""
     return train_loop(GreekFamily(**model_options), corpus, config)

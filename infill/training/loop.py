@@ -58,7 +58,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from infill.data.files import read_torch_file
+from infill.data.files import files_of, path_record, read_torch_file
 from infill.data.splits import split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.device import cpu_supports_bf16, resolve_device
@@ -88,7 +88,7 @@ class Family(ABC):
     default_lr: float = 1e-3
 
     @abstractmethod
-    def load_examples(self, corpus: str | Path, out: Path) -> list[list[int]]:
+    def load_examples(self, corpus: Path | tuple[Path, ...], out: Path) -> list[list[int]]:
         """Token-id examples (specials included, each <= the model's max length).
 
         May write what the final artifact needs (e.g. a trained tokenizer) under ``out``; called
@@ -373,7 +373,7 @@ def _py_state(state):
 class Trainer:
     """One training run: :meth:`restore` (or start), :meth:`run_steps`, :meth:`finalize`."""
 
-    def __init__(self, family: Family, corpus: str | Path, cfg: TrainRequest):
+    def __init__(self, family: Family, corpus: str | Path | tuple[str, ...], cfg: TrainRequest):
         if not isinstance(cfg, TrainRequest):
             raise ConfigError(f"config must be a TrainRequest, got {type(cfg).__name__}")
         if family.damage_id is None and cfg.damage_rate > 0:
@@ -381,13 +381,14 @@ class Trainer:
                               "damage rate must be 0")
         _check_memory(family)
         self.family, self.cfg = family, cfg
-        self.corpus = Path(corpus)
-        try:
-            found = self.corpus.is_file()
-        except (OSError, ValueError):          # a name no file can have (NUL, lone surrogate)
-            found = False
-        if not found:
-            raise InputError(f"corpus file not found: {str(self.corpus)!r}")
+        self.corpus = corpus if isinstance(corpus, tuple) else Path(corpus)
+        for path in files_of(self.corpus):
+            try:
+                found = path.is_file()
+            except (OSError, ValueError):      # a name no file can have (NUL, lone surrogate)
+                found = False
+            if not found:
+                raise InputError(f"corpus file not found: {str(path)!r}")
         self.out = Path(cfg.out)
         self.ckpt_path = self.out / CHECKPOINT
         self._check_out()
@@ -625,7 +626,7 @@ class Trainer:
                              val_accuracy=last["val_accuracy"], history=self.history,
                              stopped=stopped, n_train=len(self.split["train"]),
                              n_val=len(self.split["validation"]), n_test=len(self.split["test"]))
-        info = {"family": self.family.name, "corpus": str(self.corpus),
+        info = {"family": self.family.name, "corpus": path_record(self.corpus),
                 "config": asdict(self.cfg), "model": self.family.describe(),
                 "result": {k: v for k, v in asdict(result).items() if k != "history"}}
         (self.out / "train_info.json").write_text(json.dumps(info, indent=1))
@@ -666,6 +667,6 @@ class Trainer:
                        "saving)", file=sys.stderr)
 
 
-def train(family: Family, corpus: str | Path, cfg: TrainRequest) -> TrainResult:
+def train(family: Family, corpus: str | Path | tuple[str, ...], cfg: TrainRequest) -> TrainResult:
     """Train ``family``'s model on ``corpus`` with the options in ``cfg``; see the module doc."""
     return Trainer(family, corpus, cfg).run()

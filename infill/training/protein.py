@@ -96,7 +96,7 @@ class ProteinFamily(Family):
                 "n_replaced_by_X": self.n_replaced, "artifact": ARTIFACT}
 
 
-def train(corpus: str, config: TrainConfig, **model_options) -> TrainResult:
+def train(corpus: str | tuple[str, ...], config: TrainConfig, **model_options) -> TrainResult:
     """Train an ESM2 on a FASTA ``corpus``; options: layers, hidden, heads, ff (= 4 x hidden),
     max_length. Writes ``<out>/esm2_protein.pt`` (+ its contact-regression file)."""
     return train_loop(ProteinFamily(**model_options), corpus, config)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import infill
-from infill.defaults import recommendation
+from infill.defaults import fixed_gap, recommendation
 from infill.errors import ModelLoadError
 from infill_cli.main import main
 
@@ -81,3 +81,23 @@ def test_run_says_and_records_the_gap_it_used(word_dir, monkeypatch):
     assert r.exit_code == 0, r.output
     assert r.stderr.splitlines()[0] == (f"gap: word, scorer: hcb, order: left-to-right "
                                         f"({word_dir}'s defaults: {WHY})")
+
+
+def test_sample_fills_the_models_fixed_gap_and_says_why_it_cannot_fill_a_word(
+        word_dir, recommending, monkeypatch):
+    """Sampling fills a fixed number of tokens: a model's recorded length is used, a whole-word
+    (or range) recommendation falls back to 1 token with a note, a given --gap wins."""
+    two = recommending("english", {"scorer": "hcb", "order": "left-to-right", "gap": 2,
+                                   "why": WHY})
+    assert fixed_gap(None, str(two)) == (2, None)
+    assert fixed_gap(3, str(word_dir)) == (3, None)
+    gap, note = fixed_gap(None, str(word_dir))
+    assert gap == 1 and "one whole word" in note and "--gap N" in note
+    args = ["sample", "--json", "--epochs", "2", "--chains", "2", TEXT]
+    out = json.loads(CliRunner().invoke(main, args[:1] + ["--model", str(two)] + args[1:]).stdout)
+    assert out["gap"] == 2 and all(len(s["tokens"]) == 2 for s in out["samples"])
+    monkeypatch.setattr("infill_cli.status.interactive", lambda: True)
+    r = CliRunner().invoke(main, args[:1] + ["--model", str(word_dir)] + args[1:])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines()[0] == note
+    assert json.loads(r.stdout)["gap"] == 1

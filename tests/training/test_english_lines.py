@@ -184,3 +184,39 @@ def test_cli_trains_english_with_whole_words_and_buckets(corpus, tmp_path):
     assert info["config"]["whole_word"] and info["config"]["bucket"]
     assert info["model"]["unit"] == "lines" and info["model"]["vocab_size"] == 120
     assert json.loads((out / "split.json").read_text())["n_examples"] == 400
+
+
+def test_the_named_english_corpus_is_the_plays_then_tiny_shakespeare(corpus, tmp_path):
+    """`english` names two files read one after another (what builtin:english was trained on):
+    a run on it without a CORPUS records both, and its held-out split is found again from the
+    name, from the record, and equals a run's on the two files concatenated."""
+    from infill.data.splits import heldout
+
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    root = tmp_path / "data"
+    (root / "english").mkdir(parents=True)
+    (root / "english" / "shakespeare_plays.txt").write_text("".join(lines[:250]), encoding="utf-8")
+    (root / "english" / "tinyshakespeare.txt").write_text("".join(lines[250:]), encoding="utf-8")
+    out = tmp_path / "m"
+    r = CliRunner().invoke(main, ["train", "english", "--data-dir", str(root), "--out", str(out),
+                                  "--steps", "2", "--batch-size", "8", "--layers", "1",
+                                  "--hidden", "16", "--heads", "2", "--max-length", "32",
+                                  "--vocab-size", "120", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    info = json.loads((out / "train_info.json").read_text())
+    assert info["corpus"] == [str(root / "english" / "shakespeare_plays.txt"),
+                              str(root / "english" / "tinyshakespeare.txt")]
+    by_name = heldout(out, corpus="english", data=root)
+    by_record = heldout(out)
+    whole = english_examples(corpus, 32, 120, out / "tokenizer")
+    assert by_name.examples == by_record.examples == whole.examples
+    assert by_name.parts["test"] == json.loads((out / "split.json").read_text())["test"]
+    bench = ["bench", "english", "--data-dir", str(root), "--model", str(out), "--split", "test",
+             "--examples", "2", "--gaps", "1", "--methods", "hcb-l2r", "--no-progress"]
+    r = CliRunner().invoke(main, bench + ["--out", str(tmp_path / "b1")])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in (tmp_path / "b1" / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and {row["example_id"] for row in rows} <= set(by_name.parts["test"])
+    (root / "english" / "tinyshakespeare.txt").unlink()
+    r = CliRunner().invoke(main, bench + ["--out", str(tmp_path / "b2")])
+    assert r.exit_code == 2 and "tinyshakespeare.txt" in r.output, r.output
