@@ -4,11 +4,13 @@ each builtin model on its held-out (test) split, gaps of 1-5 tokens / characters
     python benchmarks/accuracy.py [--examples 200] [--models english,greek,protein]
 
 Writes one ``infill bench`` run per model under benchmarks/results/bench/accuracy/<model>/ and
-the combined markdown table to benchmarks/results/bench/accuracy.md.
+the combined markdown table to benchmarks/results/bench/accuracy.md (a builtin not in --models
+keeps the section of its last run there).
 """
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from common import BUILTINS, RESULTS, cells, fmt, infill_bench, rel, write_table
@@ -33,15 +35,19 @@ def main() -> None:
              f"(beam {a.beam}; up to {a.examples} test examples drawn with seed 0, one random "
              "span of each gap length per example; cells: top-1 / top-5).", ""]
     cmds = []
-    for name in a.models.split(","):
+    asked = a.models.split(",")
+    kept = [n for n in BUILTINS if n not in asked and (a.out / n / "summary.json").is_file()]
+    for name in asked + kept:      # a model not run now keeps its section from its last run
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
                 str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
                 ",".join(METHODS), "--beam-size", str(a.beam), "--top-k", "1,5", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
-        args += ["--overwrite"] if a.overwrite else []
-        s = infill_bench(args)
-        cmds.append("infill bench " + " ".join(x for x in args if x != "--overwrite"))
+        if name in asked:
+            s = infill_bench(args + (["--overwrite"] if a.overwrite else []))
+        else:
+            s = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        cmds.append("infill bench " + " ".join(args))
         c = cells(s)
         used = s["counts"]["used"]
         lines += [f"### builtin:{name} (gap unit: {UNIT.get(name.split('-')[0], 'tokens')}; examples used "
