@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from infill.data.files import files_of, read_lines, read_text
+from infill.data.files import files_of, path_label, read_lines, read_text
 from infill.errors import ConfigError, InputError
 
 __all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "distinct_lines", "english_examples",
@@ -68,7 +68,7 @@ def greek_examples(corpus: str | Path, max_length: int) -> ExampleSet:
     text = " ".join(normalize(line, symbols=False) for line in read_lines(corpus, "corpus"))
     pieces = windows(text, max_length - 1)
     if not pieces:
-        raise InputError(f"no Greek text in corpus {corpus}")
+        raise InputError(f"no Greek text in corpus {path_label(corpus)}")
     return ExampleSet([[GREEK.start_id] + GREEK.encode(w) for w in pieces], GREEK.decode)
 
 
@@ -133,7 +133,7 @@ def english_examples(corpus: str | Path, max_length: int, vocab_size: int,
     if unit == "lines":
         lines = distinct_lines(lines)
     if not lines:
-        raise InputError(f"corpus {corpus} has no text")
+        raise InputError(f"corpus {path_label(corpus)} has no text")
     tokenizer_dir = Path(tokenizer_dir)
     t = load_wordpiece(tokenizer_dir) if (tokenizer_dir / "vocab.txt").exists() else \
         train_wordpiece(lines, vocab_size, tokenizer_dir)

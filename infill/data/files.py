@@ -22,7 +22,7 @@ from pathlib import Path
 from infill.errors import InputError, ModelLoadError
 
 __all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "files_of",
-           "input_chars_limit", "input_limit", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
+           "input_chars_limit", "input_limit", "path_label", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
            "read_pickle_file", "read_stdin", "read_text"]
 
 MAX_FILE_BYTES = 2 * 2 ** 30
@@ -135,6 +135,11 @@ def read_lines(path: str | Path | tuple[str | Path, ...], what: str = "file") ->
 def files_of(path: str | Path | tuple[str | Path, ...]) -> tuple[Path, ...]:
     """The files of a corpus given as one path or as a tuple of paths read one after another."""
     return tuple(Path(p) for p in path) if isinstance(path, tuple) else (Path(path),)
+
+
+def path_label(path: str | Path | tuple[str | Path, ...]) -> str:
+    """A corpus path for a person: its files joined by `` + ``."""
+    return " + ".join(str(p) for p in files_of(path))
 
 
 def path_record(path: str | Path | tuple[str | Path, ...]) -> str | list[str]:

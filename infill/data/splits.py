@@ -15,7 +15,7 @@ from typing import Callable
 
 from infill.data.corpora import CORPORA, resolve_corpus
 from infill.data.examples import build_examples
-from infill.data.files import files_of
+from infill.data.files import files_of, path_label
 from infill.errors import ConfigError, InputError, ModelLoadError
 
 __all__ = ["PARTS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
@@ -108,10 +108,10 @@ def recorded_corpus(info: dict) -> str | tuple[str, ...] | None:
     """The corpus a training record names (a path, or a list of paths read one after another),
     when all its files are on this machine."""
     rec = info.get("corpus")
-    path = tuple(rec) if isinstance(rec, list) else rec
-    if not path or not all(isinstance(p, str) and p for p in (path if isinstance(path, tuple)
-                                                               else (path,))):
+    paths = rec if isinstance(rec, list) else [rec]
+    if not paths or not all(isinstance(p, str) and p for p in paths):
         return None
+    path = tuple(paths) if isinstance(rec, list) else rec
     return path if all(p.is_file() for p in files_of(path)) else None
 
 
@@ -149,14 +149,16 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     recorded = info.get("split")
     if recorded:
         if recorded.get("n_examples") != len(built.examples):
-            raise ConfigError(f"corpus {path} gives {len(built.examples)} examples, the model's "
-                              f"split has {recorded.get('n_examples')}: not the training corpus")
+            raise ConfigError(f"corpus {path_label(path)} gives {len(built.examples)} examples, "
+                              f"the model's split has {recorded.get('n_examples')}: not the "
+                              "training corpus")
         parts = {k: list(recorded[k]) for k in PARTS if k in recorded}
     else:
         cfg = info.get("config", {})
         parts = split_indices(len(built.examples), cfg.get("split_seed", 0),
                               cfg.get("val_fraction", 0.05), cfg.get("test_fraction", 0.05))
-    return Heldout(fam, " + ".join(map(str, files_of(path))), built.examples, parts, built.decode, bool(recorded), options)
+    return Heldout(fam, path_label(path), built.examples, parts, built.decode, bool(recorded),
+                   options)
 
 
 def heldout_examples(model: str | Path, part: str = "test", corpus: str | None = None
