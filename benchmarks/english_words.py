@@ -53,13 +53,14 @@ FAMOUS = [
 ]
 
 
-def test_lines(corpus: str, split_of: str) -> list[str]:
+def test_lines(corpus: str, split_of: str, part: str = "test") -> list[str]:
+    """The ``part`` ("test", or "validation" to choose a default) of ``split_of``'s split."""
     lines = distinct_lines(read_lines(corpus, "corpus"))
     split = training_record(split_of).get("split") or {}
     if split.get("n_examples") != len(lines):
         sys.exit(f"{corpus} gives {len(lines)} distinct lines; {split_of}'s split has "
                  f"{split.get('n_examples')}: not its training corpus")
-    return [lines[i] for i in split["test"]]
+    return [lines[i] for i in split[part]]
 
 
 def famous(model, scorer: str) -> list[tuple[str, str, str]]:

@@ -31,7 +31,7 @@ from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
 from infill.requests import Spec
-from infill.defaults import Defaults, resolve_defaults, resolve_gap
+from infill.defaults import Defaults, resolve_defaults, resolve_gap, resolve_length_score
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ WINDOW = Spec(bool, "Decode an input longer than the model in context windows (F
 
 def fill(model: MaskedLM, text: "str | Sequence[str]",
          gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
-         config: DecodeConfig | None = None, window: bool = True, length_score: str = "pll",
+         config: DecodeConfig | None = None, window: bool = True, length_score: str | None = None,
          **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
     (None: the model's recommended gap, :mod:`infill.defaults` -- builtin:english: one whole
@@ -249,7 +249,7 @@ def _text_list(texts) -> list:
 def fill_each(model: MaskedLM, texts: Sequence[str],
               gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
               config: DecodeConfig | None = None, window: bool = True, _raise: bool = False,
-              length_score: str = "pll", **options) -> list[FillResult]:
+              length_score: str | None = None, **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
     the others are decoded together as usual. Options not given (the scorer, the gap's length,
@@ -257,6 +257,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     (``FillResult.defaults``)."""
     config, defaults = _fill_config(model, config, options, top_k)
     gap, defaults = resolve_gap(gap, defaults)
+    length_score, defaults = resolve_length_score(length_score, gap, defaults)
     WINDOW.check(window, "window")
     texts = _fill_texts(texts)
     lengths = _fill_lengths(model, gap, config, length_score)

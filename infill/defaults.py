@@ -3,7 +3,8 @@
 A model folder may hold ``defaults.json`` = ``{"scorer": ..., "order": ..., "why": "..."}`` (the
 builtins' are written from their accuracy benchmark), and optionally ``"gap"``: what a gap marker
 stands for when the user gives no length (builtin:english: ``"word"``, one whole word; infill's
-default: 1 token). When a user does not choose these, the decode uses the model's
+default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
+(builtin:english: ``"pll-gap"``; infill's default: ``pll``). When a user does not choose these, the decode uses the model's
 recommendation, or infill's own defaults (HCB, left-to-right, 1) for a model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
 on stderr; JSON: ``config.defaults``; workbench).
@@ -22,7 +23,7 @@ from pathlib import Path
 from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
-           "fixed_gap", "recommendation", "resolve_defaults", "resolve_gap"]
+           "fixed_gap", "recommendation", "resolve_defaults", "resolve_gap", "resolve_length_score"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -32,13 +33,15 @@ FIELDS = ("scorer", "order")
 @dataclass(frozen=True)
 class Recommendation:
     """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``);
-    ``gap``: a gap marker's length when the user gives none (None: infill's, 1)."""
+    ``gap``: a gap marker's length when the user gives none (None: infill's, 1);
+    ``length_score``: how fills of different lengths are ranked together (None: infill's, pll)."""
 
     scorer: str
     order: str
     why: str
     source: str = "infill"
     gap: int | str | None = None
+    length_score: str | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -104,7 +107,15 @@ def recommendation(model) -> Recommendation:
         raise ModelLoadError(f"{path}: expected {{\"scorer\": one of {', '.join(SCORERS)}, "
                              f"\"order\": one of {', '.join(ORDERS)}, \"why\": text}}")
     return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label,
-                          _gap(data.get("gap"), path))
+                          _gap(data.get("gap"), path), _length_score(data.get("length_score"), path))
+
+
+def _length_score(kind, path: Path) -> str | None:
+    from infill.decoding.lengths import LENGTH_SCORES
+    if kind is not None and kind not in LENGTH_SCORES:
+        raise ModelLoadError(f"{path}: \"length_score\" must be one of {', '.join(LENGTH_SCORES)}, "
+                             f"got {kind!r}")
+    return kind
 
 
 def _gap(gap, path: Path) -> int | str | None:
@@ -153,6 +164,20 @@ def resolve_gap(gap, defaults: Defaults):
     if rec.gap is None:
         return 1, defaults
     return rec.gap, Defaults({"gap": rec.gap, **defaults.values}, rec)
+
+
+def resolve_length_score(length_score: str | None, gap, defaults: Defaults):
+    """``length_score`` as given, or (None) the model's recommended one, else infill's, ``pll``.
+    The returned :class:`Defaults` records a recommended one as used when ``gap`` (resolved)
+    ranks fills of several lengths. Returns ``(length_score, Defaults)``."""
+    rec = defaults.recommendation
+    if length_score is not None:
+        return length_score, defaults
+    if rec.length_score is None:
+        return "pll", defaults
+    if isinstance(gap, int) or (isinstance(gap, list) and all(isinstance(g, int) for g in gap)):
+        return rec.length_score, defaults
+    return rec.length_score, Defaults({**defaults.values, "length_score": rec.length_score}, rec)
 
 
 def fixed_gap(gap: int | None, model) -> tuple[int, str | None]:

@@ -27,7 +27,8 @@ class Builtin:
 BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("english", "english", "english",
             "WordPiece BERT (4 layers, hidden 256, word-level vocabulary of 8000) trained with "
-            "whole-word masking on the spoken lines of 34 Shakespeare plays + Tiny Shakespeare",
+            "whole-word masking on the spoken lines of 34 Shakespeare plays + Tiny Shakespeare, "
+            "with a corpus memory of its training lines (it recites them)",
             "Shakespeare's plays"),
     Builtin("greek", "greek", "greek",
             "Ithaca-style character transformer (conv + 4 layers, hidden 192, 255-character "

@@ -18,7 +18,7 @@ from infill.decoding.lengths import LENGTH_SCORES
 from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  reads_leiden)
-from infill.defaults import Defaults, resolve_defaults, resolve_gap
+from infill.defaults import Defaults, resolve_defaults, resolve_gap, resolve_length_score
 from infill.parallel import Shard
 from infill.requests import Request, option
 from infill.runner import in_rounds
@@ -50,10 +50,12 @@ class FillRequest(Request):
                       "(builtin:english: word), else 1.", low=1, optional=True,
                       skip=_gap_checked_later)
     marker: str = option("___", str, "The gap marker in TEXT.")
-    length_score: str = option("pll", str, "How completions of different gap lengths are ranked "
-                               "together: pll (pseudo-log-likelihood of the filled text), pll-gap "
-                               "(of the gap only), per-char (the decoder's score per character).",
-                               choices=LENGTH_SCORES)
+    length_score: str | None = option(None, str, "How completions of different gap lengths are "
+                                      "ranked together: pll (pseudo-log-likelihood of the filled "
+                                      "text), pll-gap (of the gap only), per-char (the decoder's "
+                                      "score per character). Default: the model's "
+                                      "(builtin:english: pll-gap), else pll.",
+                                      choices=LENGTH_SCORES, optional=True)
     region: str | None = option(None, str, "Antibody models: redesign this IMGT region of each "
                                 "sequence (cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.",
                                 choices=REGIONS, optional=True, what="region")
@@ -183,7 +185,8 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
                   if getattr(request.decode, k) != getattr(default, k)}
     config, defaults = resolve_defaults(model, request.decode, chosen)
     gap, defaults = resolve_gap(request.gap, defaults)
-    request = request.replace(gap=gap)
+    length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
+    request = request.replace(gap=gap, length_score=length_score)
     read, warnings = prepare(model, as_inputs(inputs), request)
     return FillRun(model, read, request, config, defaults, name, warnings, shard)
 

@@ -14,6 +14,7 @@ import torch
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
+from infill.models.memory import MEMORY_FILE, load_memory
 from infill.models.wordpiece import join_wordpieces
 
 
@@ -42,9 +43,12 @@ def split_encoder_head(model: torch.nn.Module) -> tuple[torch.nn.Module, Callabl
 
 
 class HFMaskedLM(MaskedLM):
-    """Any ``AutoModelForMaskedLM`` with its tokenizer."""
+    """Any ``AutoModelForMaskedLM`` with its tokenizer, and the corpus memory of its training
+    lines when its directory has one (:mod:`infill.models.memory`: then q is the network's
+    conditional mixed with what the training text holds at that position)."""
 
     supports_logits = True
+    memory = None
 
     def __init__(self, model, tokenizer, name: str | None = None):
         if tokenizer.mask_token_id is None:
@@ -101,9 +105,16 @@ class HFMaskedLM(MaskedLM):
             return head(hidden[rows, pos]).float()
 
     def log_probs(self, input_ids, attention_mask, positions):
-        return torch.log_softmax(self._scores_at(input_ids, attention_mask, positions), dim=-1)
+        logq = torch.log_softmax(self._scores_at(input_ids, attention_mask, positions), dim=-1)
+        if self.memory is None:
+            return logq
+        return self.memory.mix(logq, input_ids, positions, self.special_ids)
 
     def logits(self, input_ids, attention_mask, positions):
+        """The network's scores; with a corpus memory, the mixture's log q (its own logits:
+        the memory has no unnormalized form)."""
+        if self.memory is not None:
+            return self.log_probs(input_ids, attention_mask, positions)
         return self._scores_at(input_ids, attention_mask, positions)
 
     # -- text ------------------------------------------------------------------------------------
@@ -294,7 +305,11 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
     except Exception as e:  # noqa: BLE001 - corrupt weights (SafetensorError), bad config, ...
         raise ModelLoadError(f"cannot load model {str(name_or_path)!r} ({type(e).__name__}: "
                              f"{_first_line(e)}); are its files complete?") from None
-    return HFMaskedLM(model.to(dev), tokenizer, name=str(name_or_path))
+    wrapped = HFMaskedLM(model.to(dev), tokenizer, name=str(name_or_path))
+    memory = Path(str(name_or_path)).expanduser() / MEMORY_FILE
+    if local and memory.is_file():
+        wrapped.memory = load_memory(memory, wrapped.vocab_size, wrapped.n_input_ids)
+    return wrapped
 
 
 def wrap_hf(model, tokenizer) -> HFMaskedLM:

@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from infill.api import effective_config
 from infill.config import DecodeConfig
-from infill.defaults import resolve_defaults, resolve_gap
+from infill.defaults import resolve_defaults, resolve_gap, resolve_length_score
 from infill.requests import described
 from infill.errors import InputError
 from infill.jobs.inputs import Input, read_leiden, reads_leiden
@@ -130,14 +130,15 @@ def parse_request(body: bytes) -> FillRequest:
 
 
 def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
-    """``(config, Defaults)``: the model's recommended scorer, order and gap length for what the
-    request left out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
+    """``(config, Defaults)``: the model's recommended scorer, order, gap length (and how its
+    lengths are ranked) for what the request left out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
     if config is None:
         config = DecodeConfig(scorer=req.scorer, order=req.order)
     chosen = {k for k in ("scorer", "order") if k in req.model_fields_set
               and getattr(req, k) is not None}        # "scorer": null asks for the default
     config, defaults = resolve_defaults(model, config, chosen)
-    return config, resolve_gap(req.gap, defaults)[1]
+    gap, defaults = resolve_gap(req.gap, defaults)
+    return config, resolve_length_score(None, gap, defaults)[1]
 
 
 def _gap(req: FillRequest, limits: Limits) -> None:

@@ -98,8 +98,25 @@ class EnglishFamily(Family):
         self.tokenizer.model_max_length = self.options["max_length"]
         self.tokenizer.save_pretrained(str(out))
 
+    def save_memory(self, out: Path, train: list[list[int]]) -> None:
+        """The corpus memory of the training split's lines (:mod:`infill.models.memory`)."""
+        write_memory(Path(out), self.tokenizer, train)
+
     def describe(self) -> dict:
         return dict(self.options)
+
+
+def write_memory(out: Path, tokenizer, train: list[list[int]]) -> Path:
+    """``out/memory.safetensors`` for a WordPiece model with ``tokenizer`` trained on ``train``."""
+    from infill.models.memory import MEMORY_FILE, build_memory, token_classes
+
+    special = frozenset(int(i) for i in tokenizer.all_special_ids)
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    classes = token_classes(tokens, special, len(tokenizer), int(tokenizer.pad_token_id))
+    memory = build_memory(train, classes, special,
+                          len(tokenizer))
+    memory.save(out / MEMORY_FILE)
+    return out / MEMORY_FILE
 
 
 

@@ -116,6 +116,10 @@ class Family(ABC):
     def save(self, model: nn.Module, out: Path) -> None:
         """Write the final artifact (loadable with :func:`infill.load_model`) into ``out``."""
 
+    def save_memory(self, out: Path, train: list[list[int]]) -> None:
+        """Write what the artifact keeps of its training examples beside it (default: nothing;
+        the english family writes a corpus memory, :mod:`infill.models.memory`)."""
+
     def split_examples(self, n: int, seed: int, val_fraction: float, test_fraction: float
                        ) -> dict[str, list[int]]:
         """Train / validation / test indices of the ``n`` examples :meth:`load_examples` gave
@@ -621,6 +625,7 @@ class Trainer:
         self.save_checkpoint()
         self.model.eval()
         self.family.save(self.model, self.out)
+        self.family.save_memory(self.out, [self.examples[i] for i in self.train_idx])
         last = self.history[-1]
         result = TrainResult(out=str(self.out), step=self.step, val_loss=last["val_loss"],
                              val_accuracy=last["val_accuracy"], history=self.history,

@@ -71,10 +71,10 @@ def test_models_command_lists_builtins(tmp_path, monkeypatch):
 
 
 # ---- the shipped models ----------------------------------------------------------------
-@pytest.mark.parametrize("name", ["english", "greek"])
-def test_shipped_model_is_small_and_recorded(name):
+@pytest.mark.parametrize("name, limit", [("english", 40), ("greek", 50)])   # issues 21 and 20
+def test_shipped_model_is_small_and_recorded(name, limit):
     path = builtin_path(f"builtin:{name}")
-    assert disk_size(path) <= 15 * MB
+    assert disk_size(path) <= limit * MB
     info = json.loads((path / "train_info.json").read_text())
     assert info["family"] == name and info["result"]["step"] > 0
     assert (path / "split.json").exists()

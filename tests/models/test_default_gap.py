@@ -101,3 +101,37 @@ def test_sample_fills_the_models_fixed_gap_and_says_why_it_cannot_fill_a_word(
     assert r.exit_code == 0, r.output
     assert r.stderr.splitlines()[0] == note
     assert json.loads(r.stdout)["gap"] == 1
+
+
+def test_a_recommended_length_score_ranks_the_lengths_unless_one_is_chosen(recommending,
+                                                                           monkeypatch):
+    """defaults.json's "length_score" ranks a whole-word (or range) gap's lengths when the user
+    chooses none; it is recorded and said only where lengths are ranked; a bad one names the file."""
+    assert recommendation("builtin:english").length_score == "pll-gap"
+    assert recommendation("builtin:greek").length_score is None
+    d = recommending("english", {"scorer": "hcb", "order": "left-to-right", "gap": "word",
+                                 "length_score": "pll-gap", "why": WHY})
+    m = infill.load_model(str(d), device="cpu")
+    auto = infill.fill_each(m, [TEXT], top_k=5)[0]
+    for kind in ("pll-gap", "pll"):
+        given = infill.fill_each(m, [TEXT], top_k=5, length_score=kind)[0]
+        same = [(c.text, c.rank_score) for c in auto.completions] == \
+            [(c.text, c.rank_score) for c in given.completions]
+        assert same == (kind == "pll-gap")         # the two scores differ on this line
+    assert auto.length_score == "pll-gap" and auto.defaults.values["length_score"] == "pll-gap"
+    fixed = infill.fill_each(m, [TEXT], gap=1, top_k=5)[0]
+    assert "length_score" not in fixed.defaults.values          # one length: nothing ranked
+    monkeypatch.setattr("infill_cli.status.interactive", lambda: True)
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(d), TEXT])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["config"]["length_score"] == "pll-gap"
+    assert r.stderr.splitlines()[0].startswith("gap: word, scorer: hcb, order: left-to-right, "
+                                               "length_score: pll-gap (")
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(d), "--length-score", "pll",
+                                  TEXT])
+    assert json.loads(r.stdout)["config"]["length_score"] == "pll"
+    (d / "defaults.json").write_text(json.dumps({"scorer": "hcb", "order": "left-to-right",
+                                                 "length_score": "bleu", "why": WHY}))
+    with pytest.raises(ModelLoadError, match=r"defaults\.json: \"length_score\""):
+        recommendation(str(d))

@@ -1,0 +1,213 @@
+"""A corpus memory: what a model's training lines put at a position, mixed into its conditional.
+
+A small network trained on a small corpus does not recite it: builtin:english saw "To be, or not
+to be: that is the question" some forty times and still fills "say". The memory makes a model know
+its own training text, the way an n-gram or ∞-gram model does (Liu et al. 2024, "Infini-gram"),
+without changing what it predicts where its training text is silent.
+
+**What is stored.** For every position t of every training example and every level k in
+``levels``: a 64-bit hash of the k tokens on each side of t -- token *classes*: case folded, every
+punctuation token one class, specials as themselves, and one class for whatever lies outside the
+example (so a line's last word has a context too) -- with the token at t and how often that pair
+occurred. Hashes, not text: the file cannot be read back into the corpus.
+
+**The mixture** (at one position t, context x):
+
+    m_k(w)  = n_k(w) / n_k          counts of w under the level-k context of t (n_k its total)
+    λ_k     = n_k / (n_k + β)       (0 when the context was never seen)
+    q'(w)   = S · Σ_k w_k m_k(w) + (1 − Λ) q(w)      for every non-special w
+    q'(s)   = q(s)                                    for every special s ([MASK], [SEP], ...)
+
+with the levels applied from the shortest to the longest context (a longer context has the last
+word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k), and S = Σ_{w non-special}
+q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction with the default pivot is the
+network's own), and a context holding a gap position (a [MASK] or a pivot) is never matched: the
+memory speaks only where all 2k neighbours are known.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from infill.errors import ModelLoadError
+
+__all__ = ["CorpusMemory", "build_memory", "token_classes", "load_memory", "MEMORY_FILE"]
+
+MEMORY_FILE = "memory.safetensors"
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass
+class CorpusMemory:
+    """Sorted context hashes ``keys`` [E] with the token ``tokens`` [E] seen there ``counts``
+    [E] times; ``classes`` [n_input_ids] maps an input id to the class its contexts hash."""
+
+    keys: np.ndarray
+    tokens: np.ndarray
+    counts: np.ndarray
+    classes: np.ndarray
+    levels: tuple[int, ...]
+    beta: float
+    vocab_size: int
+
+    def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor,
+            special_ids: frozenset[int]) -> torch.Tensor:
+        """log q' (the module doc) from the network's log q [R, P, V] at ``positions`` [R, P]
+        of ``input_ids`` [R, T]. Only the positions whose context was seen are touched."""
+        ids = input_ids.detach().cpu().numpy()
+        pos = positions.detach().cpu().numpy()
+        found = {k: self._lookup(ids, pos, k) for k in sorted(self.levels)}   # (lo, width) [R*P]
+        seen = np.nonzero(np.any([w > 0 for _, w in found.values()], axis=0))[0]
+        if not len(seen):
+            return logq
+        mixture = np.zeros((len(seen), self.vocab_size))        # Σ_k w_k m_k, longest last
+        keep = np.ones(len(seen))                                # Π_k (1 − λ_k)
+        for lo, width in found.values():
+            counts = self._counts(lo[seen], width[seen])
+            n = counts.sum(1)
+            lam = n / (n + self.beta)
+            share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
+            mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
+            keep *= 1 - lam
+        flat = logq.reshape(-1, logq.shape[-1])
+        lq = flat[torch.from_numpy(seen).to(flat.device)].detach().to("cpu", torch.float64)
+        special = torch.zeros(lq.shape[1], dtype=torch.bool)
+        special[[i for i in special_ids if i < lq.shape[1]]] = True
+        log_s = torch.logsumexp(lq.masked_fill(special, -torch.inf), dim=1, keepdim=True)
+        mixed = torch.logaddexp(lq + torch.from_numpy(keep).log()[:, None],
+                                torch.from_numpy(mixture).log() + log_s)
+        out = flat.clone()
+        out[torch.from_numpy(seen).to(flat.device)] = \
+            torch.where(special, lq, mixed).to(flat.dtype).to(flat.device)
+        return out.reshape(logq.shape)
+
+    def _lookup(self, ids: np.ndarray, pos: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(first entry, number of entries) [R*P] under the level-k context of every position."""
+        R, T = ids.shape
+        P = pos.shape[1]
+        offsets = np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
+        where = pos[:, :, None] + offsets                      # [R, P, 2k]
+        rows = np.broadcast_to(np.arange(R)[:, None, None], where.shape)
+        ctx = self.classes[ids[rows, np.clip(where, 0, T - 1)]]
+        ctx = np.where((where >= 0) & (where < T), ctx, outside_class(len(self.classes)))
+        keys = context_keys(ctx.reshape(R * P, 2 * k), k)
+        lo = np.searchsorted(self.keys, keys, "left")
+        return lo, np.searchsorted(self.keys, keys, "right") - lo
+
+    def _counts(self, lo: np.ndarray, width: np.ndarray) -> np.ndarray:
+        """[N, V] counts of each token in the entries ``lo[i] : lo[i] + width[i]``."""
+        out = np.zeros((len(lo), self.vocab_size))
+        query = np.repeat(np.arange(len(lo)), width)
+        entry = np.repeat(lo - np.cumsum(width) + width, width) + np.arange(width.sum())
+        np.add.at(out, (query, self.tokens[entry].astype(np.int64)), self.counts[entry])
+        return out
+
+    def save(self, path: Path) -> None:
+        from safetensors.numpy import save_file
+
+        save_file({"keys": self.keys, "tokens": self.tokens, "counts": self.counts,
+                   "classes": self.classes},
+                  str(path), metadata={"levels": ",".join(map(str, self.levels)),
+                                       "beta": repr(self.beta), "vocab_size": str(self.vocab_size)})
+
+
+def context_keys(ctx: np.ndarray, k: int) -> np.ndarray:
+    """[N] uint64 hash of each row of ``ctx`` [N, 2k] (k classes left of t, then k right)."""
+    h = np.full(ctx.shape[0], (k * int(_MIX)) % 2**64, dtype=np.uint64)
+    for j in range(ctx.shape[1]):
+        h = _splitmix(h ^ ctx[:, j].astype(np.uint64))
+    return h
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    x = x + _MIX
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def outside_class(n_input_ids: int) -> int:
+    """The class of a context position outside the example (before its start, past its end,
+    padding)."""
+    return n_input_ids + 1
+
+
+def token_classes(tokens: list[str], special_ids: frozenset[int], n_input_ids: int,
+                  pad_id: int) -> np.ndarray:
+    """[n_input_ids] class of each id: its lower-case form's id when the vocabulary has it, one
+    class (``n_input_ids``) for every token without a letter or digit, padding the class of
+    what lies outside an example, other specials themselves."""
+    ids = {t: i for i, t in enumerate(tokens)}
+    out = np.arange(n_input_ids, dtype=np.int64)
+    out[pad_id] = outside_class(n_input_ids)
+    for i, t in enumerate(tokens):
+        if i in special_ids:
+            continue
+        if not re.search(r"\w", t):
+            out[i] = n_input_ids
+        elif t.lower() in ids:
+            out[i] = ids[t.lower()]
+    return out
+
+
+def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: frozenset[int],
+                 vocab_size: int, levels: tuple[int, ...] = (2, 4), beta: float = 4.0
+                 ) -> CorpusMemory:
+    """The memory of ``examples`` (token ids, specials included) at the given context levels."""
+    flat = np.fromiter((i for ex in examples for i in ex), dtype=np.int64)
+    lengths = np.array([len(ex) for ex in examples], dtype=np.int64)
+    start = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    end = start + np.repeat(lengths, lengths)                  # one past the example's last id
+    keys, tokens = [], []
+    t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
+    for k in levels:
+        where = t[:, None] + np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
+        ctx = classes[flat[np.clip(where, 0, len(flat) - 1)]]
+        out = (where < start[t, None]) | (where >= end[t, None])
+        keys.append(context_keys(np.where(out, outside_class(len(classes)), ctx), k))
+        tokens.append(flat[t])
+    keys, tokens = np.concatenate(keys), np.concatenate(tokens)
+    order = np.lexsort((tokens, keys))
+    keys, tokens = keys[order], tokens[order]
+    new = np.r_[True, (keys[1:] != keys[:-1]) | (tokens[1:] != tokens[:-1])]
+    first = np.nonzero(new)[0]
+    counts = np.diff(np.r_[first, len(keys)])
+    small = np.uint16 if vocab_size <= 65536 else np.int32
+    return CorpusMemory(keys[first], tokens[first].astype(small),
+                        counts.astype(np.uint16 if counts.max(initial=0) < 65536 else np.int32),
+                        classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size))
+
+
+def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
+    """Read ``memory.safetensors`` (no pickle), checked against the model it sits beside."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="np") as f:
+            meta = f.metadata() or {}
+            arrays = {k: f.get_tensor(k) for k in ("keys", "tokens", "counts", "classes")}
+        memory = CorpusMemory(**arrays, levels=tuple(int(k) for k in meta["levels"].split(",")),
+                              beta=float(meta["beta"]), vocab_size=int(meta["vocab_size"]))
+    except (SafetensorError, OSError, KeyError, ValueError, TypeError) as e:
+        raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {e})") from None
+    _check(memory, path, vocab_size, n_input_ids)
+    return memory
+
+
+def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> None:
+    problem = None
+    if m.vocab_size != vocab_size or len(m.classes) != n_input_ids:
+        problem = (f"it was built for {m.vocab_size} output / {len(m.classes)} input ids, the model "
+                   f"has {vocab_size} / {n_input_ids}")
+    elif not (len(m.keys) == len(m.tokens) == len(m.counts)) or m.keys.dtype != np.uint64:
+        problem = "its arrays do not match"
+    elif len(m.keys) and (np.any(m.keys[1:] < m.keys[:-1]) or int(m.tokens.max()) >= vocab_size):
+        problem = "its keys are not sorted or its tokens are outside the vocabulary"
+    elif not m.levels or min(m.levels) < 1 or not m.beta > 0:
+        problem = f"levels {m.levels} / beta {m.beta} are not positive"
+    if problem:
+        raise ModelLoadError(f"{path}: corpus memory does not fit this model: {problem}")
