@@ -31,8 +31,9 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "with a corpus memory of its training lines (it recites them)",
             "Shakespeare's plays"),
     Builtin("greek", "greek", "greek",
-            "Ithaca-style character transformer (conv + 4 layers, hidden 192, 255-character "
-            "context) on Homer, Herodotus, Thucydides (Perseus); '?' = character to restore, "
+            "Ithaca-style character transformer (conv + 4 layers, hidden 192, 511-character "
+            "context, a word stream of 10,000 words) on Homer, Herodotus, Thucydides (Perseus) "
+            "and the training split of the IOSPE inscriptions; '?' = character to restore, "
             "'-' = missing", unit="characters"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
             "ESM2-architecture protein MLM (fair-esm checkpoint, 4 layers, hidden 128) trained on "
