@@ -3,7 +3,7 @@ each supplement of 1-10 characters hidden in turn, every other lost stretch show
 vs standard beam search, left-to-right, beam 10; top-1/5/10 exact match, character error rate,
 whole lost words, per-length rows, paired bootstrap intervals.
 
-    OMP_NUM_THREADS=1 python benchmarks/iospe.py [--model builtin:greek] [--examples 150]
+    OMP_NUM_THREADS=1 python benchmarks/iospe.py [--model builtin:greek] [--examples 150] [--overwrite]
 
 Writes the run under benchmarks/results/bench/iospe/ and the table to
 benchmarks/results/bench/iospe.md. Needs the IOSPE folder (greek/iospe under the data root:
@@ -26,12 +26,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "iospe")
     ap.add_argument("--table", type=Path, default=RESULTS / "iospe.md")
     ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--overwrite", action="store_true",
+                    help="start afresh when --out holds another model's results (a new builtin)")
     a = ap.parse_args()
     args = ["iospe", "--split", "test", "-m", a.model, "--gaps", ",".join(map(str, range(1, 11))),
             "--methods", "hcb-l2r,standard-l2r", "--beam-size", str(a.beam), "-k", "1,5,10",
             "-n", str(a.examples), "--out", rel(a.out), "--no-progress"]
     if a.data_dir:
         args += ["--data-dir", a.data_dir]
+    if a.overwrite:
+        args.append("--overwrite")
     summary = infill_bench(args)
     c = summary["counts"]
     md = (Path(a.out) / "epidoc.md").read_text(encoding="utf-8")
