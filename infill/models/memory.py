@@ -89,11 +89,10 @@ class CorpusMemory:
         """(first entry, number of entries) [R*P] under the level-k context of every position."""
         R, T = ids.shape
         P = pos.shape[1]
-        offsets = np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
-        where = pos[:, :, None] + offsets                      # [R, P, 2k]
+        where = pos[:, :, None] + _offsets(k)                  # [R, P, 2k]
         rows = np.broadcast_to(np.arange(R)[:, None, None], where.shape)
-        ctx = self.classes[ids[rows, np.clip(where, 0, T - 1)]]
-        ctx = np.where((where >= 0) & (where < T), ctx, outside_class(len(self.classes)))
+        ctx = _classes_at(self.classes, ids[rows, np.clip(where, 0, T - 1)],
+                          (where < 0) | (where >= T))
         keys = context_keys(ctx.reshape(R * P, 2 * k), k)
         lo = np.searchsorted(self.keys, keys, "left")
         return lo, np.searchsorted(self.keys, keys, "right") - lo
@@ -128,6 +127,16 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
+
+
+def _offsets(k: int) -> np.ndarray:
+    """The 2k context offsets of a position: k to its left, then k to its right."""
+    return np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
+
+
+def _classes_at(classes: np.ndarray, ids: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """The class of each context id, the outside class where ``outside`` is True."""
+    return np.where(outside, outside_class(len(classes)), classes[ids])
 
 
 def outside_class(n_input_ids: int) -> int:
@@ -165,10 +174,10 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
     keys, tokens = [], []
     t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
     for k in levels:
-        where = t[:, None] + np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
-        ctx = classes[flat[np.clip(where, 0, len(flat) - 1)]]
-        out = (where < start[t, None]) | (where >= end[t, None])
-        keys.append(context_keys(np.where(out, outside_class(len(classes)), ctx), k))
+        where = t[:, None] + _offsets(k)
+        ctx = _classes_at(classes, flat[np.clip(where, 0, len(flat) - 1)],
+                          (where < start[t, None]) | (where >= end[t, None]))
+        keys.append(context_keys(ctx, k))
         tokens.append(flat[t])
     keys, tokens = np.concatenate(keys), np.concatenate(tokens)
     order = np.lexsort((tokens, keys))
