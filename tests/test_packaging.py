@@ -30,9 +30,11 @@ def test_wheel_contents(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.startswith("infill-")}
     assert tops == {"infill", "infill_cli"}                 # no generic `cli` package
-    for model in ("english/model.safetensors", "greek/model.safetensors",
-                  "greek/charmodel.json", "protein/esm2_protein.pt"):
-        assert f"infill/assets/models/{model}" in names
+    models = Path(__file__).resolve().parents[1] / "data" / "models"
+    shipped = sorted(f.relative_to(models).as_posix() for f in models.rglob("*") if f.is_file())
+    assert "greek/lexicon.tsv" in shipped and "english/memory.safetensors" in shipped
+    for model in shipped:                       # every file of every builtin, memories included
+        assert f"infill/assets/models/{model}" in names, model
     assert "infill/serve/static/index.html" in names
     assert "infill/models/bigbird_blocks_768.npy" in names     # Ithaca's attention pattern
     assert "infill/assets/antibody/hiv_bnab_heavy.fa" in names

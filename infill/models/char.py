@@ -32,6 +32,7 @@ from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
+from infill.models.lexicon import LEXICON_FILE, load_lexicon
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
            "word_code"]
@@ -209,7 +210,10 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         model.load_state_dict({k: v.float() for k, v in state.items()})
     except Exception as e:  # noqa: BLE001 - wrong shapes, truncated weights (SafetensorError)
         raise ModelLoadError(f"cannot load character model {str(path)!r}: {e}") from None
-    return CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
+    wrapped = CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
+    if (path / LEXICON_FILE).is_file():
+        wrapped.lexicon = load_lexicon(path / LEXICON_FILE, alphabet)
+    return wrapped
 
 
 class CharMaskedLM(MaskedLM):
@@ -220,10 +224,14 @@ class CharMaskedLM(MaskedLM):
     ``vocab_size`` is the number of output classes; ``mask_id`` (the ``?`` symbol) is an input id
     >= ``vocab_size``; ``default_pivot`` is ``-`` (missing), which is never a training label;
     ``special_ids`` = {unknown, ``-``}: never placed in a gap unless ``allow_special``.
+
+    With a ``lexicon.tsv`` in its directory, q is the network's mixed with the lexicon's word
+    marginals (:mod:`infill.models.lexicon`).
     """
 
     supports_logits = True
     unit = "characters"
+    lexicon = None
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):
@@ -256,7 +264,7 @@ class CharMaskedLM(MaskedLM):
     # ---- the one model call ---------------------------------------------------------------
     @row_chunked
     @torch.inference_mode()
-    def logits(self, input_ids, attention_mask, positions):
+    def _scores(self, input_ids, attention_mask, positions):
         ids = torch.as_tensor(input_ids, device=self.device)
         attn = torch.as_tensor(attention_mask, device=self.device).bool()
         pos = torch.as_tensor(positions, device=self.device).long()
@@ -273,7 +281,17 @@ class CharMaskedLM(MaskedLM):
         return self.model.head(h).float()
 
     def log_probs(self, input_ids, attention_mask, positions):
-        return torch.log_softmax(self.logits(input_ids, attention_mask, positions), dim=-1)
+        logq = torch.log_softmax(self._scores(input_ids, attention_mask, positions), dim=-1)
+        if self.lexicon is None:
+            return logq
+        return self.lexicon.mix(logq, torch.as_tensor(input_ids), torch.as_tensor(positions))
+
+    def logits(self, input_ids, attention_mask, positions):
+        """The network's scores; with a lexicon, the mixture's log q (it has no unnormalized
+        form)."""
+        if self.lexicon is not None:
+            return self.log_probs(input_ids, attention_mask, positions)
+        return self._scores(input_ids, attention_mask, positions)
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:

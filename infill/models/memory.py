@@ -35,7 +35,8 @@ import torch
 
 from infill.errors import ModelLoadError
 
-__all__ = ["CorpusMemory", "build_memory", "token_classes", "load_memory", "MEMORY_FILE"]
+__all__ = ["CorpusMemory", "build_memory", "token_classes", "load_memory", "mix_rows",
+           "MEMORY_FILE"]
 
 MEMORY_FILE = "memory.safetensors"
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -73,17 +74,9 @@ class CorpusMemory:
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
             keep *= 1 - lam
-        flat = logq.reshape(-1, logq.shape[-1])
-        lq = flat[torch.from_numpy(seen).to(flat.device)].detach().to("cpu", torch.float64)
-        special = torch.zeros(lq.shape[1], dtype=torch.bool)
-        special[[i for i in special_ids if i < lq.shape[1]]] = True
-        log_s = torch.logsumexp(lq.masked_fill(special, -torch.inf), dim=1, keepdim=True)
-        mixed = torch.logaddexp(lq + torch.from_numpy(keep).log()[:, None],
-                                torch.from_numpy(mixture).log() + log_s)
-        out = flat.clone()
-        out[torch.from_numpy(seen).to(flat.device)] = \
-            torch.where(special, lq, mixed).to(flat.dtype).to(flat.device)
-        return out.reshape(logq.shape)
+        special = np.zeros(logq.shape[-1], dtype=bool)
+        special[[i for i in special_ids if i < logq.shape[-1]]] = True
+        return mix_rows(logq, seen, mixture, keep, special)
 
     def _lookup(self, ids: np.ndarray, pos: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(first entry, number of entries) [R*P] under the level-k context of every position."""
@@ -112,6 +105,23 @@ class CorpusMemory:
                    "classes": self.classes},
                   str(path), metadata={"levels": ",".join(map(str, self.levels)),
                                        "beta": repr(self.beta), "vocab_size": str(self.vocab_size)})
+
+
+def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np.ndarray,
+             special: np.ndarray) -> torch.Tensor:
+    """log q' = log(S · mixture + keep · q) off ``special`` (log q on it), at the flattened
+    ``rows`` of ``logq`` [..., V]; S is q's mass off ``special``. ``mixture`` [N, V] is a
+    distribution scaled by 1 − keep [N]: q' sums to 1."""
+    flat = logq.reshape(-1, logq.shape[-1])
+    at = torch.from_numpy(rows).to(flat.device)
+    lq = flat[at].detach().to("cpu", torch.float64)
+    off = torch.from_numpy(special)
+    log_s = torch.logsumexp(lq.masked_fill(off, -torch.inf), dim=1, keepdim=True)
+    mixed = torch.logaddexp(lq + torch.from_numpy(keep).log()[:, None],
+                            torch.from_numpy(mixture).log() + log_s)
+    out = flat.clone()
+    out[at] = torch.where(off, lq, mixed).to(flat.dtype).to(flat.device)
+    return out.reshape(logq.shape)
 
 
 def context_keys(ctx: np.ndarray, k: int) -> np.ndarray:

@@ -9,6 +9,9 @@ words of the training text; ``inscriptions`` (an EpiDoc folder, IOSPE) adds its 
 (:mod:`infill.data.inscriptions`) in ``inscription_copies`` differently packed copies beside the
 literary windows, and validates on its validation split too; ``init_from`` starts from a trained
 character model's weights where the shapes agree.
+
+Beside the weights a run writes the lexicon of its training split's words (``lexicon.tsv``,
+:mod:`infill.models.lexicon`).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from infill.data.greek import GREEK
 from infill.data.builtins import builtin_path
 from infill.data.splits import split_indices
 from infill.models.char import CharConfig, CharTransformer, save_char
+from infill.models.lexicon import LEXICON_BETA
 from infill.data.inscriptions import mixed_examples
 from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
@@ -116,11 +120,25 @@ class GreekFamily(Family):
     def save(self, model, out: Path) -> None:
         save_char(model, out, GREEK, dtype=torch.float16)
 
+    def save_memory(self, out: Path, train: list[list[int]]) -> None:
+        """The lexicon of the training split's words (:mod:`infill.models.lexicon`)."""
+        write_lexicon(Path(out), train)
+
     def describe(self) -> dict:
         extra = {} if self.inscriptions is None else {
             "inscriptions": str(self.inscriptions), "inscription_copies": self.copies}
         return {**asdict(self.config), **extra,
                 **({"init_from": str(self.init_from)} if self.init_from else {})}
+
+
+def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA) -> Path:
+    """``out/lexicon.tsv``: every word of the training examples ``train`` (ids) weighted by how
+    often they hold it (an inscription packed in k copies counts k times, as the network saw it)."""
+    from infill.models.lexicon import LEXICON_FILE, build_lexicon, word_weights
+
+    weights = word_weights((GREEK.decode(ex) for ex in train), GREEK)
+    build_lexicon(dict(weights), GREEK, beta).save(out / LEXICON_FILE, GREEK)
+    return out / LEXICON_FILE
 
 
 def init_weights(model: CharTransformer, source: str) -> None:

@@ -118,7 +118,8 @@ class Family(ABC):
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
         """Write what the artifact keeps of its training examples beside it (default: nothing;
-        the english family writes a corpus memory, :mod:`infill.models.memory`)."""
+        the english family writes a corpus memory, :mod:`infill.models.memory`, the greek family
+        a lexicon, :mod:`infill.models.lexicon`)."""
 
     def split_examples(self, n: int, seed: int, val_fraction: float, test_fraction: float
                        ) -> dict[str, list[int]]:

@@ -75,8 +75,9 @@ def test_cpu_calls_run_in_row_chunks_with_the_same_result(kind, bert_dir, char_d
     pos = torch.tensor([e.positions[:1] for e in encs])
     calls = []
     monkeypatch.setattr(base, "CPU_TOKENS_PER_CALL", 3 * ids.shape[1])     # 3 rows per call
-    inner = type(lm).__dict__["_scores_at" if kind == "hf" else "logits"].__wrapped__
-    monkeypatch.setattr(type(lm), "_scores_at" if kind == "hf" else "logits",
+    network = "_scores_at" if kind == "hf" else "_scores"      # the network's own call
+    inner = type(lm).__dict__[network].__wrapped__
+    monkeypatch.setattr(type(lm), network,
                         base.row_chunked(lambda self, *a: calls.append(a[0].shape[0])
                                          or inner(self, *a)))
     chunked = lm.log_probs(ids, attn, pos)
