@@ -53,7 +53,6 @@ __all__ = ["WordLexicon", "LEXICON_BETA", "LEXICON_FILE", "build_lexicon", "load
 LEXICON_FILE = "lexicon.tsv"
 LEXICON_BETA = 1.0          # chosen on the IOSPE validation split (data/README.md)
 HEADER = "#infill-lexicon"
-WILD = 255
 _CACHE = 1 << 15
 
 
