@@ -1,14 +1,18 @@
 """English models on one-word gaps of the same held-out lines: HCB and standard beam search,
 top-1 / top-5, plus a handful of famous lines as a user would type them (each model's default
-gap: builtin:english's is one whole word, a model recording none fills one token).
+gap: builtin:english's is one whole word, a model recording none fills one token), and how well
+each recites its own training lines, as written and typed without punctuation.
 
     OMP_NUM_THREADS=1 python benchmarks/english_words.py --models builtin:english,OLD_DIR \\
-        --corpus CORPUS [--split-of builtin:english] [--examples 1000] [--seed 0] [--beam 5]
+        --corpus CORPUS [--split-of builtin:english] [--examples 1000] [--seed 0] [--beam 5] \\
+        [--recite 1000]
 
 CORPUS is the file the --split-of model was trained on (for builtin:english: the two Shakespeare
 corpora concatenated, see data/README.md). Its test lines are the test part of that model's
 recorded split.json over :func:`infill.data.examples.distinct_lines` of the corpus; what a
-one-word gap is, exactly: :mod:`infill.bench.words`. Every model fills the very same gaps.
+one-word gap is, exactly: :mod:`infill.bench.words`. Recitation: ``--recite`` one-word gaps of
+the training part (seed + 1), HCB, each line as written and with the punctuation around every
+other word removed (``lend me your ___`` for ``lend me your ears;``). Every model fills the very same gaps.
 Writes benchmarks/results/bench/english_words.md and the per-gap rows under
 benchmarks/results/bench/english_words/.
 """
@@ -24,7 +28,7 @@ from pathlib import Path
 from common import RESULTS, fmt, rel, write_table
 
 import infill
-from infill.bench.words import score_word_gaps, word_gaps, word_pieces
+from infill.bench.words import WordGap, score_word_gaps, word_gaps, word_pieces
 from infill.data.examples import distinct_lines
 from infill.data.files import read_lines
 from infill.data.splits import training_record
@@ -54,13 +58,29 @@ FAMOUS = [
 
 
 def test_lines(corpus: str, split_of: str, part: str = "test") -> list[str]:
-    """The ``part`` ("test", or "validation" to choose a default) of ``split_of``'s split."""
+    """The ``part`` ("test", "validation" to choose a default, "train") of ``split_of``'s split."""
     lines = distinct_lines(read_lines(corpus, "corpus"))
     split = training_record(split_of).get("split") or {}
     if split.get("n_examples") != len(lines):
         sys.exit(f"{corpus} gives {len(lines)} distinct lines; {split_of}'s split has "
                  f"{split.get('n_examples')}: not its training corpus")
     return [lines[i] for i in split[part]]
+
+
+def unpunctuated(gap: WordGap, marker: str = "___") -> WordGap:
+    """``gap`` typed without the punctuation around its other words."""
+    words = [w if marker in w else w.strip(",.;:!?\"()-") for w in gap.text.split(" ")]
+    return WordGap(gap.line, " ".join(w for w in words if w), gap.word)
+
+
+def recitation(model, lines: list[str], n: int, seed: int, beam: int) -> list[str]:
+    """Top-1 / top-5 cells on ``n`` training-line gaps: as written, without punctuation."""
+    gaps = word_gaps(lines, n, seed + 1)
+    cells = []
+    for variant in (gaps, [unpunctuated(g) for g in gaps]):
+        r = score_word_gaps(model, variant, "hcb", beam=beam)
+        cells.append(f"{fmt(r['top1'])} / {fmt(r['top5'])}")
+    return cells
 
 
 def famous(model, scorer: str) -> list[tuple[str, str, str]]:
@@ -79,6 +99,7 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--beam", type=int, default=5)
+    ap.add_argument("--recite", type=int, default=0, help="training-line gaps to recite (0: none)")
     ap.add_argument("--out", default=str(RESULTS / "english_words.md"))
     args = ap.parse_args()
     models = args.models.split(",")
@@ -95,6 +116,12 @@ def main() -> None:
              "| model | words that are one piece | HCB top-1 / top-5 | standard top-1 / top-5 |",
              "|---|---:|---:|---:|"]
     fam_lines = []
+    train = test_lines(args.corpus, args.split_of or models[0], "train") if args.recite else []
+    recite = [f"Recitation: {args.recite} one-word gaps of `{args.split_of or models[0]}`'s "
+              f"training lines (seed {args.seed + 1}), HCB, beam {args.beam}, each line as written "
+              "and typed without the punctuation around its other words.", "",
+              "| model | as written top-1 / top-5 | without punctuation top-1 / top-5 |",
+              "|---|---:|---:|"] if args.recite else []
     for name in models:
         model = infill.load_model(name)
         cells, one = [], None
@@ -108,6 +135,10 @@ def main() -> None:
             print(f"{name} {scorer}: top-1 {r['top1']:.1f} top-5 {r['top5']:.1f} "
                   f"(n={r['n']}, one piece {one:.1f}%)", flush=True)
         table.append(f"| `{name}` | {fmt(one)}% | {cells[0]} | {cells[1]} |")
+        if args.recite:
+            written, bare = recitation(model, train, args.recite, args.seed, args.beam)
+            recite.append(f"| `{name}` | {written} | {bare} |")
+            print(f"{name} recitation: {written}; without punctuation {bare}", flush=True)
         fam = {s: famous(model, s) for s in SCORERS}
         right = {s: sum(a == f for _, a, f in fam[s]) for s in SCORERS}
         fam_lines += ["", f"Famous lines, `{name}` (the model's default gap; rank 1, HCB / "
@@ -116,7 +147,7 @@ def main() -> None:
         for (t, a, h), (_, _, s) in zip(fam["hcb"], fam["standard"]):
             fam_lines.append(f"| {t} | {a} ({word_pieces(model, a)}) | {h} | {s} |")
     cmd = "OMP_NUM_THREADS=1 python benchmarks/english_words.py " + shlex.join(sys.argv[1:])
-    write_table(table + fam_lines + [""], [cmd], out)
+    write_table(table + [""] + recite + fam_lines + [""], [cmd], out)
     print(f"rows: {rel(rows_dir)}")
 
 

@@ -6,23 +6,28 @@ its own training text, the way an n-gram or ∞-gram model does (Liu et al. 2024
 without changing what it predicts where its training text is silent.
 
 **What is stored.** For every position t of every training example and every level k in
-``levels``: a 64-bit hash of the k tokens on each side of t -- token *classes*: case folded, every
-punctuation token one class, specials as themselves, and one class for whatever lies outside the
-example (so a line's last word has a context too) -- with the token at t and how often that pair
-occurred. Hashes, not text: the file cannot be read back into the corpus.
+``levels``: a 64-bit hash of the k neighbours on each side of t -- token *classes*: case folded,
+specials as themselves, and one class for whatever lies outside the example (so a line's last
+word has a context too) -- with the token at t and how often that pair occurred. A *words*
+memory (``context="words"``, what training writes) skips punctuation: t's neighbours are the
+nearest tokens that are not punctuation, so a line typed without its commas or its full stop
+still meets the line it was trained on. A *tokens* memory (files written before the choice
+existed) counts every token, each punctuation token one class. Hashes, not text: the file
+cannot be read back into the corpus.
 
 **The mixture** (at one position t, context x):
 
     m_k(w)  = n_k(w) / n_k          counts of w under the level-k context of t (n_k its total)
-    λ_k     = n_k / (n_k + β)       (0 when the context was never seen)
+    λ_k     = n_k / (n_k + β u_k)   u_k: how many distinct tokens it holds (0 when never seen)
     q'(w)   = S · Σ_k w_k m_k(w) + (1 − Λ) q(w)      for every non-special w
     q'(s)   = q(s)                                    for every special s ([MASK], [SEP], ...)
 
-with the levels applied from the shortest to the longest context (a longer context has the last
-word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k), and S = Σ_{w non-special}
-q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction with the default pivot is the
-network's own), and a context holding a gap position (a [MASK] or a pivot) is never matched: the
-memory speaks only where all 2k neighbours are known.
+(Witten–Bell's weight: a context seen often with one continuation is trusted, one that many
+tokens have followed less), with the levels applied from the shortest to the longest context (a
+longer context has the last word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k),
+and S = Σ_{w non-special} q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction with the default pivot is the
+network's own), and a context holding a ``[MASK]`` is never matched: the memory speaks only
+where all 2k neighbours are known (a pivot other than ``[MASK]`` is read as the token it is).
 """
 from __future__ import annotations
 
@@ -54,6 +59,7 @@ class CorpusMemory:
     levels: tuple[int, ...]
     beta: float
     vocab_size: int
+    context: str = "tokens"
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor,
             special_ids: frozenset[int]) -> torch.Tensor:
@@ -69,8 +75,8 @@ class CorpusMemory:
         keep = np.ones(len(seen))                                # Π_k (1 − λ_k)
         for lo, width in found.values():
             counts = self._counts(lo[seen], width[seen])
-            n = counts.sum(1)
-            lam = n / (n + self.beta)
+            n, types = counts.sum(1), (counts > 0).sum(1)
+            lam = np.divide(n, n + self.beta * types, out=np.zeros_like(n), where=n > 0)
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
             keep *= 1 - lam
@@ -81,12 +87,11 @@ class CorpusMemory:
     def _lookup(self, ids: np.ndarray, pos: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(first entry, number of entries) [R*P] under the level-k context of every position."""
         R, T = ids.shape
-        P = pos.shape[1]
-        where = pos[:, :, None] + _offsets(k)                  # [R, P, 2k]
-        rows = np.broadcast_to(np.arange(R)[:, None, None], where.shape)
-        ctx = _classes_at(self.classes, ids[rows, np.clip(where, 0, T - 1)],
-                          (where < 0) | (where >= T))
-        keys = context_keys(ctx.reshape(R * P, 2 * k), k)
+        flat = ids.reshape(-1)
+        start = np.repeat(np.arange(R) * T, T)
+        t = (np.arange(R)[:, None] * T + pos).reshape(-1)
+        ctx = _context(self.classes, flat, start, start + T, t, k, self.context == "words")
+        keys = context_keys(ctx, k)
         lo = np.searchsorted(self.keys, keys, "left")
         return lo, np.searchsorted(self.keys, keys, "right") - lo
 
@@ -104,7 +109,8 @@ class CorpusMemory:
         save_file({"keys": self.keys, "tokens": self.tokens, "counts": self.counts,
                    "classes": self.classes},
                   str(path), metadata={"levels": ",".join(map(str, self.levels)),
-                                       "beta": repr(self.beta), "vocab_size": str(self.vocab_size)})
+                                       "beta": repr(self.beta), "vocab_size": str(self.vocab_size),
+                                       "context": self.context})
 
 
 def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np.ndarray,
@@ -139,14 +145,23 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _offsets(k: int) -> np.ndarray:
-    """The 2k context offsets of a position: k to its left, then k to its right."""
-    return np.r_[np.arange(-k, 0), np.arange(1, k + 1)]
-
-
-def _classes_at(classes: np.ndarray, ids: np.ndarray, outside: np.ndarray) -> np.ndarray:
-    """The class of each context id, the outside class where ``outside`` is True."""
-    return np.where(outside, outside_class(len(classes)), classes[ids])
+def _context(classes: np.ndarray, flat: np.ndarray, start: np.ndarray, end: np.ndarray,
+             t: np.ndarray, k: int, words: bool) -> np.ndarray:
+    """[N, 2k] classes of the k neighbours on each side of the positions ``t`` of ``flat`` (ids
+    of examples laid end to end; ``start``/``end`` [len(flat)]: the span of each position's
+    example), the outside class past the example's ends. With ``words``, punctuation tokens are
+    not neighbours: a position's neighbours are the nearest tokens that are not punctuation."""
+    cls = classes[flat]
+    punct = len(classes)
+    keep = cls != punct if words else np.ones(len(flat), dtype=bool)
+    kept = np.nonzero(keep)[0]
+    before = np.cumsum(keep) - keep                       # kept positions left of each position
+    left = before[t, None] - np.arange(k, 0, -1)          # ranks among kept, nearest last
+    right = before[t, None] + keep[t, None] + np.arange(k)
+    rank = np.concatenate([left, right], axis=1)
+    where = kept[np.clip(rank, 0, max(len(kept) - 1, 0))] if len(kept) else np.zeros_like(rank)
+    outside = (rank < 0) | (rank >= len(kept)) | (where < start[t, None]) | (where >= end[t, None])
+    return np.where(outside, outside_class(len(classes)), cls[np.clip(where, 0, len(flat) - 1)])
 
 
 def outside_class(n_input_ids: int) -> int:
@@ -174,9 +189,12 @@ def token_classes(tokens: list[str], special_ids: frozenset[int], n_input_ids: i
 
 
 def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: frozenset[int],
-                 vocab_size: int, levels: tuple[int, ...] = (2, 4), beta: float = 4.0
-                 ) -> CorpusMemory:
-    """The memory of ``examples`` (token ids, specials included) at the given context levels."""
+                 vocab_size: int, levels: tuple[int, ...] = (2, 4), beta: float = 2.0,
+                 context: str = "words") -> CorpusMemory:
+    """The memory of ``examples`` (token ids, specials included) at the given context levels;
+    ``context``: "words" (punctuation is no neighbour) or "tokens" (every token is)."""
+    if context not in ("words", "tokens"):
+        raise ValueError(f"context is 'words' or 'tokens', not {context!r}")
     flat = np.fromiter((i for ex in examples for i in ex), dtype=np.int64)
     lengths = np.array([len(ex) for ex in examples], dtype=np.int64)
     start = np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -184,10 +202,7 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
     keys, tokens = [], []
     t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
     for k in levels:
-        where = t[:, None] + _offsets(k)
-        ctx = _classes_at(classes, flat[np.clip(where, 0, len(flat) - 1)],
-                          (where < start[t, None]) | (where >= end[t, None]))
-        keys.append(context_keys(ctx, k))
+        keys.append(context_keys(_context(classes, flat, start, end, t, k, context == "words"), k))
         tokens.append(flat[t])
     keys, tokens = np.concatenate(keys), np.concatenate(tokens)
     order = np.lexsort((tokens, keys))
@@ -198,7 +213,7 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
     small = np.uint16 if vocab_size <= 65536 else np.int32
     return CorpusMemory(keys[first], tokens[first].astype(small),
                         counts.astype(np.uint16 if counts.max(initial=0) < 65536 else np.int32),
-                        classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size))
+                        classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size), context)
 
 
 def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
@@ -210,7 +225,8 @@ def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
             meta = f.metadata() or {}
             arrays = {k: f.get_tensor(k) for k in ("keys", "tokens", "counts", "classes")}
         memory = CorpusMemory(**arrays, levels=tuple(int(k) for k in meta["levels"].split(",")),
-                              beta=float(meta["beta"]), vocab_size=int(meta["vocab_size"]))
+                              beta=float(meta["beta"]), vocab_size=int(meta["vocab_size"]),
+                              context=meta.get("context", "tokens"))
     except (SafetensorError, OSError, KeyError, ValueError, TypeError) as e:
         raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {e})") from None
     _check(memory, path, vocab_size, n_input_ids)
@@ -226,6 +242,8 @@ def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> No
         problem = "its arrays do not match"
     elif len(m.keys) and (np.any(m.keys[1:] < m.keys[:-1]) or int(m.tokens.max()) >= vocab_size):
         problem = "its keys are not sorted or its tokens are outside the vocabulary"
+    elif m.context not in ("words", "tokens"):
+        problem = f"its context is {m.context!r}, not 'words' or 'tokens'"
     elif not m.levels or min(m.levels) < 1 or not m.beta > 0:
         problem = f"levels {m.levels} / beta {m.beta} are not positive"
     if problem:

@@ -25,13 +25,18 @@ def _examples(rng, n=60):
             for _ in range(n)]
 
 
-def _brute_counts(examples, classes, row, p, k):
-    """Counts of the token at every training position whose class context equals row's at p."""
+def _brute_counts(examples, classes, row, p, k, context="tokens"):
+    """Counts of the token at every training position whose class context equals row's at p
+    (with context "words", a position's neighbours are the nearest tokens not punctuation)."""
     out_cls = outside_class(len(classes))
 
     def ctx(seq, t):
-        return tuple(classes[seq[j]] if 0 <= j < len(seq) else out_cls
-                     for j in [*range(t - k, t), *range(t + 1, t + k + 1)])
+        kept = [j for j in range(len(seq))
+                if context == "tokens" or j == t or classes[seq[j]] != len(classes)]
+        left = [j for j in kept if j < t][::-1][:k][::-1]
+        right = [j for j in kept if j > t][:k]
+        return tuple([out_cls] * (k - len(left)) + [classes[seq[j]] for j in left]
+                     + [classes[seq[j]] for j in right] + [out_cls] * (k - len(right)))
 
     want = ctx(row, p)
     counts = np.zeros(V)
@@ -42,13 +47,14 @@ def _brute_counts(examples, classes, row, p, k):
     return counts
 
 
-def test_counts_equal_brute_force_on_every_position_and_level():
+@pytest.mark.parametrize("context", ["tokens", "words"])
+def test_counts_equal_brute_force_on_every_position_and_level(context):
     rng = np.random.default_rng(0)
     classes = token_classes(TOKENS, SPECIAL, V, PAD)
     assert classes[TOKENS.index("A")] == TOKENS.index("a")                 # case folded
     assert classes[TOKENS.index(",")] == classes[TOKENS.index(".")] == V   # punctuation
     examples = _examples(rng)
-    memory = build_memory(examples, classes, SPECIAL, V, levels=(1, 2, 3))
+    memory = build_memory(examples, classes, SPECIAL, V, levels=(1, 2, 3), context=context)
     queries = examples[:10] + _examples(rng, 10)           # seen lines and unseen ones
     T = max(map(len, queries)) + 2
     ids = np.array([q + [PAD] * (T - len(q)) for q in queries])
@@ -56,11 +62,39 @@ def test_counts_equal_brute_force_on_every_position_and_level():
     seen = 0
     for k in (1, 2, 3):
         got = memory._counts(*memory._lookup(ids, pos, k))
-        want = np.array([_brute_counts(examples, classes, list(ids[r]), pos[r, j], k)
+        want = np.array([_brute_counts(examples, classes, list(ids[r]), pos[r, j], k, context)
                          for r in range(len(queries)) for j in range(2)])
         np.testing.assert_array_equal(got, want)
         seen += int(want.sum() > 0)
     assert seen == 3                  # every level matched something: the test is not vacuous
+
+
+def test_a_words_memory_matches_a_line_typed_without_its_punctuation(tmp_path):
+    a, b, c, d, comma, stop = (TOKENS.index(x) for x in "abcd,.")
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    line = [CLS, a, b, comma, c, d, stop, SEP]                 # "a b, c d."
+    typed = np.array([[CLS, a, b, c, MASK, SEP]])             # "a b c ___"
+    found = {}
+    for context in ("words", "tokens"):
+        memory = build_memory([line], classes, SPECIAL, V, levels=(2,), context=context)
+        memory.save(tmp_path / context)
+        found[context] = memory._counts(*memory._lookup(typed, np.array([[4]]), 2))[0]
+        assert load_memory(tmp_path / context, V, V).context == context
+    assert found["words"][d] == 1 and found["words"].sum() == 1
+    assert found["tokens"].sum() == 0        # its left neighbours would be ", c", not "b c"
+
+
+def test_a_memory_file_from_before_the_context_choice_reads_as_tokens(tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    memory = build_memory(_examples(np.random.default_rng(2)), classes, SPECIAL, V,
+                          context="tokens")
+    memory.save(tmp_path / "m")
+    save_file(load_file(str(tmp_path / "m")), str(tmp_path / "old"),
+              metadata={"levels": "2,4", "beta": "4.0", "vocab_size": str(V)})
+    old = load_memory(tmp_path / "old", V, V)
+    assert old.context == "tokens" and np.array_equal(old.keys, memory.keys)
 
 
 def _mix_by_hand(logq, counts_by_level, beta, special):
@@ -69,7 +103,7 @@ def _mix_by_hand(logq, counts_by_level, beta, special):
     mixture, keep = torch.zeros(V, dtype=torch.float64), 1.0
     for c in counts_by_level:
         n = c.sum()
-        lam = n / (n + beta)
+        lam = n / (n + beta * (c > 0).sum()) if n else 0.0
         mixture = lam * (c / n if n else c) + (1 - lam) * mixture
         keep *= 1 - lam
     out = s * mixture + keep * q
@@ -81,7 +115,7 @@ def test_the_mixture_keeps_specials_sums_to_one_and_follows_its_definition():
     rng = np.random.default_rng(1)
     classes = token_classes(TOKENS, SPECIAL, V, PAD)
     examples = _examples(rng, 200)
-    memory = build_memory(examples, classes, SPECIAL, V, levels=(1, 2), beta=3.0)
+    memory = build_memory(examples, classes, SPECIAL, V, levels=(1, 2), beta=3.0, context="tokens")
     rows = [examples[0], examples[1], [CLS, MASK, MASK, SEP]]
     T = max(map(len, rows))
     ids = torch.tensor([r + [PAD] * (T - len(r)) for r in rows])
@@ -123,6 +157,7 @@ def test_a_trained_english_model_recites_its_training_lines(trained, tmp_path):
     assert (out / MEMORY_FILE).is_file()
     model = infill.load_model(str(out))
     assert model.memory is not None and model.memory.levels == (2, 4)
+    assert model.memory.context == "words"
     bare = tmp_path / "bare"
     shutil.copytree(out, bare)
     (bare / MEMORY_FILE).unlink()
@@ -132,10 +167,13 @@ def test_a_trained_english_model_recites_its_training_lines(trained, tmp_path):
     train = [lines[i] for i in split["train"][:40]]
     gapped = [(line.split()[3], " ".join(w if j != 3 else "___" for j, w in
                                           enumerate(line.split()))) for line in train]
-    for name, m in (("memory", model), ("network", network)):
-        fills = infill.fill(m, [g for _, g in gapped], gap=1, top_k=1)
-        right[name] = sum(c[0].fills[0] == w for (w, _), c in zip(gapped, fills))
+    unpunctuated = [(w, g.rstrip(".")) for w, g in gapped]       # typed without the full stop
+    for name, m, inputs in (("memory", model, gapped), ("network", network, gapped),
+                            ("typed", model, unpunctuated)):
+        fills = infill.fill(m, [g for _, g in inputs], gap=1, top_k=1)
+        right[name] = sum(c[0].fills[0] == w for (w, _), c in zip(inputs, fills))
     assert right["memory"] == len(train)          # a 4-word context each side is unambiguous here
+    assert right["typed"] == len(train)           # punctuation is no neighbour in the memory
     assert right["network"] < len(train) // 2     # three steps taught the network little
 
 
