@@ -19,7 +19,7 @@ the lexicon's words of the pattern's length that agree with every known letter,
 is the marginal at t of a word drawn by weight -- the same for every decoding order, since the
 other wildcards are summed over. No match (or a pattern without a known letter): n = 0.
 
-**The mixture** (as the corpus memory, :mod:`infill.models.memory`): with λ = n / (n + β),
+**The mixture** (the corpus memory's, :mod:`infill.models.memory`, with λ = n / (n + β)):
 
     q'(w) = S · λ m(w) + (1 − λ) q(w)     for every output w but the unknown symbol and ``-``,
     q'(s) = q(s)                          for those two,     S = Σ_{w not special} q(w)
