@@ -1,7 +1,8 @@
 """English models on one-word gaps of the same held-out lines: HCB and standard beam search,
 top-1 / top-5, plus a handful of famous lines as a user would type them (each model's default
 gap: builtin:english's is one whole word, a model recording none fills one token), and how well
-each recites its own training lines, as written and typed without punctuation.
+each recites its own training lines: as written, typed without punctuation, and typed only up to
+the gap (a quotation's beginning).
 
     OMP_NUM_THREADS=1 python benchmarks/english_words.py --models builtin:english,OLD_DIR \\
         --corpus CORPUS [--split-of builtin:english] [--examples 1000] [--seed 0] [--beam 5] \\
@@ -11,8 +12,9 @@ CORPUS is the file the --split-of model was trained on (for builtin:english: the
 corpora concatenated, see data/README.md). Its test lines are the test part of that model's
 recorded split.json over :func:`infill.data.examples.distinct_lines` of the corpus; what a
 one-word gap is, exactly: :mod:`infill.bench.words`. Recitation: ``--recite`` one-word gaps of
-the training part (seed + 1), HCB, each line as written and with the punctuation around every
-other word removed (``lend me your ___`` for ``lend me your ears;``). Every model fills the very same gaps.
+the training part (seed + 1), HCB, each line as written, with the punctuation around every other
+word removed (``lend me your ___`` for ``lend me your ears;``), and cut after the gap. Every
+model fills the very same gaps.
 Writes benchmarks/results/bench/english_words.md and the per-gap rows under
 benchmarks/results/bench/english_words/.
 """
@@ -73,11 +75,17 @@ def unpunctuated(gap: WordGap, marker: str = "___") -> WordGap:
     return WordGap(gap.line, " ".join(w for w in words if w), gap.word)
 
 
+def beginning(gap: WordGap, marker: str = "___") -> WordGap:
+    """``gap`` typed up to its marker and no further."""
+    return WordGap(gap.line, gap.text[:gap.text.index(marker) + len(marker)], gap.word)
+
+
 def recitation(model, lines: list[str], n: int, seed: int, beam: int) -> list[str]:
-    """Top-1 / top-5 cells on ``n`` training-line gaps: as written, without punctuation."""
+    """Top-1 / top-5 cells on ``n`` training-line gaps: as written, without punctuation, up
+    to the gap."""
     gaps = word_gaps(lines, n, seed + 1)
     cells = []
-    for variant in (gaps, [unpunctuated(g) for g in gaps]):
+    for variant in (gaps, [unpunctuated(g) for g in gaps], [beginning(g) for g in gaps]):
         r = score_word_gaps(model, variant, "hcb", beam=beam)
         cells.append(f"{fmt(r['top1'])} / {fmt(r['top5'])}")
     return cells
@@ -118,10 +126,11 @@ def main() -> None:
     fam_lines = []
     train = test_lines(args.corpus, args.split_of or models[0], "train") if args.recite else []
     recite = [f"Recitation: {args.recite} one-word gaps of `{args.split_of or models[0]}`'s "
-              f"training lines (seed {args.seed + 1}), HCB, beam {args.beam}, each line as written "
-              "and typed without the punctuation around its other words.", "",
-              "| model | as written top-1 / top-5 | without punctuation top-1 / top-5 |",
-              "|---|---:|---:|"] if args.recite else []
+              f"training lines (seed {args.seed + 1}), HCB, beam {args.beam}, each line as "
+              "written, typed without the punctuation around its other words, and typed only "
+              "up to the gap.",
+              "", "| model | as written top-1 / top-5 | without punctuation | up to the gap |",
+              "|---|---:|---:|---:|"] if args.recite else []
     for name in models:
         model = infill.load_model(name)
         cells, one = [], None
@@ -136,9 +145,10 @@ def main() -> None:
                   f"(n={r['n']}, one piece {one:.1f}%)", flush=True)
         table.append(f"| `{name}` | {fmt(one)}% | {cells[0]} | {cells[1]} |")
         if args.recite:
-            written, bare = recitation(model, train, args.recite, args.seed, args.beam)
-            recite.append(f"| `{name}` | {written} | {bare} |")
-            print(f"{name} recitation: {written}; without punctuation {bare}", flush=True)
+            written, bare, start = recitation(model, train, args.recite, args.seed, args.beam)
+            recite.append(f"| `{name}` | {written} | {bare} | {start} |")
+            print(f"{name} recitation: {written}; without punctuation {bare}; up to the gap "
+                  f"{start}", flush=True)
         fam = {s: famous(model, s) for s in SCORERS}
         right = {s: sum(a == f for _, a, f in fam[s]) for s in SCORERS}
         fam_lines += ["", f"Famous lines, `{name}` (the model's default gap; rank 1, HCB / "

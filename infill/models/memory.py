@@ -6,14 +6,21 @@ its own training text, the way an n-gram or ∞-gram model does (Liu et al. 2024
 without changing what it predicts where its training text is silent.
 
 **What is stored.** For every position t of every training example and every level k in
-``levels``: a 64-bit hash of the k neighbours on each side of t -- token *classes*: case folded,
-specials as themselves, and one class for whatever lies outside the example (so a line's last
-word has a context too) -- with the token at t and how often that pair occurred. A *words*
-memory (``context="words"``, what training writes) skips punctuation: t's neighbours are the
-nearest tokens that are not punctuation, so a line typed without its commas or its full stop
-still meets the line it was trained on. A *tokens* memory (files written before the choice
-existed) counts every token, each punctuation token one class. Hashes, not text: the file
-cannot be read back into the corpus.
+``levels``: a 48-bit hash (64-bit in files written before) of the k neighbours on each side of
+t -- token *classes*: case folded, specials as themselves, and one class for whatever lies
+outside the example (so a line's last word has a context too) -- with the token at t and how
+often that pair occurred. A *words* memory (``context="words"``, what training writes) skips
+punctuation: t's neighbours are the nearest tokens that are not punctuation, so a line typed
+without its commas or its full stop still meets the line it was trained on. A *tokens* memory
+(files written before the choice existed) counts every token, each punctuation token one class.
+Hashes, not text: the file cannot be read back into the corpus.
+
+**End levels.** A quotation is often typed only up to the gap ("Get thee to a ___") while the
+line it comes from goes on: no two-sided context of the typed text meets it. An *end level* k
+(``end_levels``) stores the k neighbours left of t only, and is used where the text ends right
+after t -- where the two-sided levels see the text's end, which need not be the line's. It
+counts only the tokens that end a word (a word's first piece is not offered as the whole word).
+``edges`` are the ids that frame a text ([CLS], [SEP]); past them is the outside class.
 
 **The mixture** (at one position t, context x):
 
@@ -23,11 +30,13 @@ cannot be read back into the corpus.
     q'(s)   = q(s)                                    for every special s ([MASK], [SEP], ...)
 
 (Witten–Bell's weight: a context seen often with one continuation is trusted, one that many
-tokens have followed less), with the levels applied from the shortest to the longest context (a
-longer context has the last word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k),
-and S = Σ_{w non-special} q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction with the default pivot is the
-network's own), and a context holding a ``[MASK]`` is never matched: the memory speaks only
-where all 2k neighbours are known (a pivot other than ``[MASK]`` is read as the token it is).
+tokens have followed less), with the levels applied in the order of :meth:`CorpusMemory.sides`
+-- the end levels, then the two-sided ones, each from the shortest to the longest context (a
+longer context has the last word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k)
+and S = Σ_{w non-special} q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction
+with the default pivot is the network's own), and a context holding a ``[MASK]`` is never
+matched: the memory speaks only where all its neighbours are known (a pivot other than
+``[MASK]`` is read as the token it is).
 """
 from __future__ import annotations
 
@@ -60,6 +69,14 @@ class CorpusMemory:
     beta: float
     vocab_size: int
     context: str = "tokens"
+    end_levels: tuple[int, ...] = ()
+    edges: tuple[int, ...] = ()
+    key_bits: int = 64
+
+    def sides(self) -> list[tuple[int, int]]:
+        """(left, right) neighbours of each level in the order they are mixed: the end levels
+        (left only), then the two-sided levels, each shorter to longer."""
+        return [(k, 0) for k in sorted(self.end_levels)] + [(k, k) for k in sorted(self.levels)]
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor,
             special_ids: frozenset[int]) -> torch.Tensor:
@@ -67,13 +84,13 @@ class CorpusMemory:
         of ``input_ids`` [R, T]. Only the positions whose context was seen are touched."""
         ids = input_ids.detach().cpu().numpy()
         pos = positions.detach().cpu().numpy()
-        found = {k: self._lookup(ids, pos, k) for k in sorted(self.levels)}   # (lo, width) [R*P]
-        seen = np.nonzero(np.any([w > 0 for _, w in found.values()], axis=0))[0]
+        found = self._found(ids, pos)                          # [(lo, width) [R*P]] by level
+        seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
         if not len(seen):
             return logq
         mixture = np.zeros((len(seen), self.vocab_size))        # Σ_k w_k m_k, longest last
         keep = np.ones(len(seen))                                # Π_k (1 − λ_k)
-        for lo, width in found.values():
+        for lo, width in found:
             counts = self._counts(lo[seen], width[seen])
             n, types = counts.sum(1), (counts > 0).sum(1)
             lam = np.divide(n, n + self.beta * types, out=np.zeros_like(n), where=n > 0)
@@ -84,14 +101,30 @@ class CorpusMemory:
         special[[i for i in special_ids if i < logq.shape[-1]]] = True
         return mix_rows(logq, seen, mixture, keep, special)
 
-    def _lookup(self, ids: np.ndarray, pos: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(first entry, number of entries) [R*P] under the level-k context of every position."""
+    def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The entries of every level (:meth:`sides`) at every position; an end level finds
+        nothing unless the text ends right after the position."""
+        found = [self._lookup(ids, pos, left, right) for left, right in self.sides()]
+        if not self.end_levels:
+            return found
+        edge = np.r_[self.classes[list(self.edges)], outside_class(len(self.classes))]
+        ends = np.isin(self._neighbours(ids, pos, 0, 1)[:, 0], edge)
+        return [(lo, np.where(ends | (right > 0), width, 0))
+                for (left, right), (lo, width) in zip(self.sides(), found)]
+
+    def _neighbours(self, ids: np.ndarray, pos: np.ndarray, left: int, right: int) -> np.ndarray:
+        """[R*P, left + right] classes of the neighbours of every position."""
         R, T = ids.shape
-        flat = ids.reshape(-1)
         start = np.repeat(np.arange(R) * T, T)
         t = (np.arange(R)[:, None] * T + pos).reshape(-1)
-        ctx = _context(self.classes, flat, start, start + T, t, k, self.context == "words")
-        keys = context_keys(ctx, k)
+        return _context(self.classes, ids.reshape(-1), start, start + T, t, left, right,
+                        self.context == "words")
+
+    def _lookup(self, ids: np.ndarray, pos: np.ndarray, left: int, right: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """(first entry, number of entries) [R*P] under the (left, right) context of every
+        position."""
+        keys = context_keys(self._neighbours(ids, pos, left, right), left, right, self.key_bits)
         lo = np.searchsorted(self.keys, keys, "left")
         return lo, np.searchsorted(self.keys, keys, "right") - lo
 
@@ -106,11 +139,18 @@ class CorpusMemory:
     def save(self, path: Path) -> None:
         from safetensors.numpy import save_file
 
-        save_file({"keys": self.keys, "tokens": self.tokens, "counts": self.counts,
-                   "classes": self.classes},
+        if self.key_bits == 48:             # 6 bytes a key on disk
+            keys = {"keys_hi": (self.keys >> np.uint64(16)).astype(np.uint32),
+                    "keys_lo": (self.keys & np.uint64(0xFFFF)).astype(np.uint16)}
+        else:
+            keys = {"keys": self.keys}
+        save_file({**keys, "tokens": self.tokens, "counts": self.counts, "classes": self.classes},
                   str(path), metadata={"levels": ",".join(map(str, self.levels)),
+                                       "key_bits": str(self.key_bits),
                                        "beta": repr(self.beta), "vocab_size": str(self.vocab_size),
-                                       "context": self.context})
+                                       "context": self.context,
+                                       "end_levels": ",".join(map(str, self.end_levels)),
+                                       "edges": ",".join(map(str, self.edges))})
 
 
 def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np.ndarray,
@@ -130,12 +170,17 @@ def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np
     return out.reshape(logq.shape)
 
 
-def context_keys(ctx: np.ndarray, k: int) -> np.ndarray:
-    """[N] uint64 hash of each row of ``ctx`` [N, 2k] (k classes left of t, then k right)."""
-    h = np.full(ctx.shape[0], (k * int(_MIX)) % 2**64, dtype=np.uint64)
+def context_keys(ctx: np.ndarray, left: int, right: int, bits: int = 64) -> np.ndarray:
+    """[N] ``bits``-bit hash (in uint64) of each row of ``ctx`` [N, left + right] (classes left
+    of t, then right), seeded by the level so that no two levels share a key."""
+    if left == right:
+        seed = (left * int(_MIX)) % 2**64
+    else:
+        seed = int(_splitmix(np.array([left << 32 | right], dtype=np.uint64))[0])
+    h = np.full(ctx.shape[0], seed, dtype=np.uint64)
     for j in range(ctx.shape[1]):
         h = _splitmix(h ^ ctx[:, j].astype(np.uint64))
-    return h
+    return h >> np.uint64(64 - bits)
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
@@ -146,19 +191,19 @@ def _splitmix(x: np.ndarray) -> np.ndarray:
 
 
 def _context(classes: np.ndarray, flat: np.ndarray, start: np.ndarray, end: np.ndarray,
-             t: np.ndarray, k: int, words: bool) -> np.ndarray:
-    """[N, 2k] classes of the k neighbours on each side of the positions ``t`` of ``flat`` (ids
-    of examples laid end to end; ``start``/``end`` [len(flat)]: the span of each position's
-    example), the outside class past the example's ends. With ``words``, punctuation tokens are
+             t: np.ndarray, left: int, right: int, words: bool) -> np.ndarray:
+    """[N, left + right] classes of the ``left`` neighbours left of the positions ``t`` of
+    ``flat`` (ids of examples laid end to end; ``start``/``end`` [len(flat)]: the span of each
+    position's example), then the ``right`` ones right of them, the outside class past the
+    example's ends. With ``words``, punctuation tokens are
     not neighbours: a position's neighbours are the nearest tokens that are not punctuation."""
     cls = classes[flat]
     punct = len(classes)
     keep = cls != punct if words else np.ones(len(flat), dtype=bool)
     kept = np.nonzero(keep)[0]
     before = np.cumsum(keep) - keep                       # kept positions left of each position
-    left = before[t, None] - np.arange(k, 0, -1)          # ranks among kept, nearest last
-    right = before[t, None] + keep[t, None] + np.arange(k)
-    rank = np.concatenate([left, right], axis=1)
+    rank = np.concatenate([before[t, None] - np.arange(left, 0, -1),      # nearest last
+                           before[t, None] + keep[t, None] + np.arange(right)], axis=1)
     where = kept[np.clip(rank, 0, max(len(kept) - 1, 0))] if len(kept) else np.zeros_like(rank)
     outside = (rank < 0) | (rank >= len(kept)) | (where < start[t, None]) | (where >= end[t, None])
     return np.where(outside, outside_class(len(classes)), cls[np.clip(where, 0, len(flat) - 1)])
@@ -190,30 +235,46 @@ def token_classes(tokens: list[str], special_ids: frozenset[int], n_input_ids: i
 
 def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: frozenset[int],
                  vocab_size: int, levels: tuple[int, ...] = (2, 4), beta: float = 2.0,
-                 context: str = "words") -> CorpusMemory:
+                 context: str = "words", end_levels: tuple[int, ...] = (),
+                 edges: tuple[int, ...] = (), continues: np.ndarray | None = None,
+                 key_bits: int = 48) -> CorpusMemory:
     """The memory of ``examples`` (token ids, specials included) at the given context levels;
-    ``context``: "words" (punctuation is no neighbour) or "tokens" (every token is)."""
+    ``context``: "words" (punctuation is no neighbour) or "tokens" (every token is);
+    ``end_levels``: left-only levels, used where the text ends right after a position, which
+    ``edges`` (the ids framing a text, e.g. [CLS] and [SEP]) or its end mark; ``continues``
+    [n_input_ids]: the ids that continue a word (WordPiece ``##`` pieces), never after the
+    token an end level counts; ``key_bits``: 48 (6 bytes a key on disk; a false match needs
+    one of 2^48 keys) or 64."""
     if context not in ("words", "tokens"):
         raise ValueError(f"context is 'words' or 'tokens', not {context!r}")
+    if end_levels and not edges:
+        raise ValueError("end levels need the ids that frame a text ('edges')")
+    memory = CorpusMemory(np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size),
+                          context, tuple(end_levels), tuple(int(i) for i in edges), key_bits)
     flat = np.fromiter((i for ex in examples for i in ex), dtype=np.int64)
     lengths = np.array([len(ex) for ex in examples], dtype=np.int64)
     start = np.repeat(np.cumsum(lengths) - lengths, lengths)
     end = start + np.repeat(lengths, lengths)                  # one past the example's last id
     keys, tokens = [], []
     t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
-    for k in levels:
-        keys.append(context_keys(_context(classes, flat, start, end, t, k, context == "words"), k))
-        tokens.append(flat[t])
+    nxt = np.minimum(t + 1, len(flat) - 1)
+    ends_word = (t + 1 >= end[t]) | ~(continues[flat[nxt]] if continues is not None else False)
+    for left, right in memory.sides():
+        at = t if right else t[ends_word]
+        ctx = _context(classes, flat, start, end, at, left, right, context == "words")
+        keys.append(context_keys(ctx, left, right, key_bits))
+        tokens.append(flat[at])
     keys, tokens = np.concatenate(keys), np.concatenate(tokens)
     order = np.lexsort((tokens, keys))
     keys, tokens = keys[order], tokens[order]
     new = np.r_[True, (keys[1:] != keys[:-1]) | (tokens[1:] != tokens[:-1])]
     first = np.nonzero(new)[0]
     counts = np.diff(np.r_[first, len(keys)])
-    small = np.uint16 if vocab_size <= 65536 else np.int32
-    return CorpusMemory(keys[first], tokens[first].astype(small),
-                        counts.astype(np.uint16 if counts.max(initial=0) < 65536 else np.int32),
-                        classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size), context)
+    memory.keys = keys[first]
+    memory.tokens = tokens[first].astype(np.uint16 if vocab_size <= 65536 else np.int32)
+    memory.counts = counts.astype(np.uint16 if counts.max(initial=0) < 65536 else np.int32)
+    return memory
 
 
 def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
@@ -223,14 +284,24 @@ def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}
-            arrays = {k: f.get_tensor(k) for k in ("keys", "tokens", "counts", "classes")}
-        memory = CorpusMemory(**arrays, levels=tuple(int(k) for k in meta["levels"].split(",")),
-                              beta=float(meta["beta"]), vocab_size=int(meta["vocab_size"]),
-                              context=meta.get("context", "tokens"))
+            arrays = {k: f.get_tensor(k) for k in ("tokens", "counts", "classes")}
+            bits = int(meta.get("key_bits", "64"))
+            arrays["keys"] = f.get_tensor("keys") if bits == 64 else \
+                f.get_tensor("keys_hi").astype(np.uint64) << np.uint64(16) | \
+                f.get_tensor("keys_lo").astype(np.uint64)
+        memory = CorpusMemory(**arrays, levels=_ints(meta["levels"]), beta=float(meta["beta"]),
+                              vocab_size=int(meta["vocab_size"]),
+                              context=meta.get("context", "tokens"),
+                              end_levels=_ints(meta.get("end_levels", "")),
+                              edges=_ints(meta.get("edges", "")), key_bits=bits)
     except (SafetensorError, OSError, KeyError, ValueError, TypeError) as e:
         raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {e})") from None
     _check(memory, path, vocab_size, n_input_ids)
     return memory
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(k) for k in text.split(",") if k)
 
 
 def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> None:
@@ -242,9 +313,13 @@ def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> No
         problem = "its arrays do not match"
     elif len(m.keys) and (np.any(m.keys[1:] < m.keys[:-1]) or int(m.tokens.max()) >= vocab_size):
         problem = "its keys are not sorted or its tokens are outside the vocabulary"
+    elif m.key_bits not in (48, 64):
+        problem = f"its keys have {m.key_bits} bits, not 48 or 64"
     elif m.context not in ("words", "tokens"):
         problem = f"its context is {m.context!r}, not 'words' or 'tokens'"
-    elif not m.levels or min(m.levels) < 1 or not m.beta > 0:
-        problem = f"levels {m.levels} / beta {m.beta} are not positive"
+    elif not m.levels or min(m.levels + m.end_levels) < 1 or not m.beta > 0:
+        problem = f"levels {m.levels} {m.end_levels} / beta {m.beta} are not positive"
+    elif (m.end_levels and not m.edges) or any(not 0 <= i < n_input_ids for i in m.edges):
+        problem = f"its edge ids {m.edges} are not ids of this model"
     if problem:
         raise ModelLoadError(f"{path}: corpus memory does not fit this model: {problem}")

@@ -108,13 +108,16 @@ class EnglishFamily(Family):
 
 def write_memory(out: Path, tokenizer, train: list[list[int]]) -> Path:
     """``out/memory.safetensors`` for a WordPiece model with ``tokenizer`` trained on ``train``."""
+    import numpy as np
+
     from infill.models.memory import MEMORY_FILE, build_memory, token_classes
 
     special = frozenset(int(i) for i in tokenizer.all_special_ids)
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     classes = token_classes(tokens, special, len(tokenizer), int(tokenizer.pad_token_id))
-    memory = build_memory(train, classes, special,
-                          len(tokenizer))
+    memory = build_memory(train, classes, special, len(tokenizer), end_levels=(3,),
+                          edges=(tokenizer.cls_token_id, tokenizer.sep_token_id),
+                          continues=np.array([t.startswith("##") for t in tokens]))
     memory.save(out / MEMORY_FILE)
     return out / MEMORY_FILE
 

@@ -5,6 +5,7 @@ import shutil
 
 import numpy as np
 import pytest
+from safetensors import safe_open
 import torch
 from click.testing import CliRunner
 
@@ -25,24 +26,27 @@ def _examples(rng, n=60):
             for _ in range(n)]
 
 
-def _brute_counts(examples, classes, row, p, k, context="tokens"):
-    """Counts of the token at every training position whose class context equals row's at p
-    (with context "words", a position's neighbours are the nearest tokens not punctuation)."""
+def _brute_counts(examples, classes, row, p, k, context="tokens", right_k=None, counted=None):
+    """Counts of the token at every training position whose class context (k neighbours left,
+    ``right_k`` -- default k -- right) equals row's at p (with context "words", a position's
+    neighbours are the nearest tokens not punctuation; ``counted(ex, t)``: whether position t of
+    ex is counted, default all)."""
     out_cls = outside_class(len(classes))
+    r_k = k if right_k is None else right_k
 
     def ctx(seq, t):
         kept = [j for j in range(len(seq))
                 if context == "tokens" or j == t or classes[seq[j]] != len(classes)]
-        left = [j for j in kept if j < t][::-1][:k][::-1]
-        right = [j for j in kept if j > t][:k]
+        left = [j for j in kept if j < t][::-1][:k][::-1] if k else []
+        right = [j for j in kept if j > t][:r_k]
         return tuple([out_cls] * (k - len(left)) + [classes[seq[j]] for j in left]
-                     + [classes[seq[j]] for j in right] + [out_cls] * (k - len(right)))
+                     + [classes[seq[j]] for j in right] + [out_cls] * (r_k - len(right)))
 
     want = ctx(row, p)
     counts = np.zeros(V)
     for ex in examples:
         for t, tok in enumerate(ex):
-            if tok not in SPECIAL and ctx(ex, t) == want:
+            if tok not in SPECIAL and (counted is None or counted(ex, t)) and ctx(ex, t) == want:
                 counts[tok] += 1
     return counts
 
@@ -61,12 +65,48 @@ def test_counts_equal_brute_force_on_every_position_and_level(context):
     pos = np.array([[1, min(2, len(q) - 2)] for q in queries])
     seen = 0
     for k in (1, 2, 3):
-        got = memory._counts(*memory._lookup(ids, pos, k))
+        got = memory._counts(*memory._lookup(ids, pos, k, k))
         want = np.array([_brute_counts(examples, classes, list(ids[r]), pos[r, j], k, context)
                          for r in range(len(queries)) for j in range(2)])
         np.testing.assert_array_equal(got, want)
         seen += int(want.sum() > 0)
     assert seen == 3                  # every level matched something: the test is not vacuous
+
+
+def test_end_levels_equal_brute_force_and_speak_only_where_the_text_ends(tmp_path):
+    rng = np.random.default_rng(3)
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    examples = _examples(rng, 200)
+    continues = np.zeros(V, dtype=bool)
+    continues[TOKENS.index("e")] = True                        # "e" continues a word
+    memory = build_memory(examples, classes, SPECIAL, V, levels=(2,), context="tokens",
+                          end_levels=(1, 2), edges=(CLS, SEP), continues=continues)
+    assert memory.sides() == [(1, 0), (2, 0), (2, 2)]
+    memory.save(tmp_path / "m")
+    assert load_memory(tmp_path / "m", V, V).edges == (CLS, SEP)
+    queries = [ex[:-2] + [MASK, SEP] for ex in examples[:30] if len(ex) > 3]  # gap ends the text
+    queries += [[CLS] + ex[1:-2] + [MASK, MASK, SEP] for ex in examples[30:40]]  # a gap follows
+    T = max(map(len, queries))
+    ids = np.array([q + [PAD] * (T - len(q)) for q in queries])
+    pos = np.array([[q.index(MASK)] for q in queries])
+
+    def ends_word(ex, t):                             # what an end level may count
+        return t + 1 == len(ex) or not continues[ex[t + 1]]
+
+    spoke = 0
+    for (left, right), (lo, width) in zip(memory.sides(), memory._found(ids, pos)):
+        got = memory._counts(lo, width)
+        for r, q in enumerate(queries):
+            if right:
+                want = _brute_counts(examples, classes, list(ids[r]), pos[r, 0], left, "tokens")
+            elif q[pos[r, 0] + 1] == SEP:
+                want = _brute_counts(examples, classes, list(ids[r]), pos[r, 0], left, "tokens", 0,
+                                     ends_word)
+            else:
+                want = np.zeros(V)
+            np.testing.assert_array_equal(got[r], want)
+            spoke += int(not right and want.sum() > 0)
+    assert spoke                                      # the end levels matched: not vacuous
 
 
 def test_a_words_memory_matches_a_line_typed_without_its_punctuation(tmp_path):
@@ -78,7 +118,7 @@ def test_a_words_memory_matches_a_line_typed_without_its_punctuation(tmp_path):
     for context in ("words", "tokens"):
         memory = build_memory([line], classes, SPECIAL, V, levels=(2,), context=context)
         memory.save(tmp_path / context)
-        found[context] = memory._counts(*memory._lookup(typed, np.array([[4]]), 2))[0]
+        found[context] = memory._counts(*memory._lookup(typed, np.array([[4]]), 2, 2))[0]
         assert load_memory(tmp_path / context, V, V).context == context
     assert found["words"][d] == 1 and found["words"].sum() == 1
     assert found["tokens"].sum() == 0        # its left neighbours would be ", c", not "b c"
@@ -89,12 +129,30 @@ def test_a_memory_file_from_before_the_context_choice_reads_as_tokens(tmp_path):
 
     classes = token_classes(TOKENS, SPECIAL, V, PAD)
     memory = build_memory(_examples(np.random.default_rng(2)), classes, SPECIAL, V,
-                          context="tokens")
+                          context="tokens", key_bits=64)
     memory.save(tmp_path / "m")
     save_file(load_file(str(tmp_path / "m")), str(tmp_path / "old"),
               metadata={"levels": "2,4", "beta": "4.0", "vocab_size": str(V)})
     old = load_memory(tmp_path / "old", V, V)
     assert old.context == "tokens" and np.array_equal(old.keys, memory.keys)
+    assert old.key_bits == 64
+
+
+def test_48_bit_keys_take_6_bytes_on_disk_and_find_what_64_bit_keys_find(tmp_path):
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    examples = _examples(np.random.default_rng(4), 200)
+    short, full = (build_memory(examples, classes, SPECIAL, V, key_bits=b) for b in (48, 64))
+    short.save(tmp_path / "m")
+    back = load_memory(tmp_path / "m", V, V)
+    assert back.key_bits == 48 and np.array_equal(back.keys, short.keys)
+    assert np.array_equal(back.keys, full.keys >> np.uint64(16))
+    with safe_open(str(tmp_path / "m"), framework="np") as f:
+        assert sorted(f.keys()) == ["classes", "counts", "keys_hi", "keys_lo", "tokens"]
+    ids = np.array([ex + [PAD] * (9 - len(ex)) for ex in examples[:30]])
+    pos = np.array([[1, len(ex) - 2] for ex in examples[:30]])
+    for k in (2, 4):
+        np.testing.assert_array_equal(back._counts(*back._lookup(ids, pos, k, k)),
+                                      full._counts(*full._lookup(ids, pos, k, k)))
 
 
 def _mix_by_hand(logq, counts_by_level, beta, special):
@@ -156,7 +214,7 @@ def test_a_trained_english_model_recites_its_training_lines(trained, tmp_path):
     out, lines, split = trained
     assert (out / MEMORY_FILE).is_file()
     model = infill.load_model(str(out))
-    assert model.memory is not None and model.memory.levels == (2, 4)
+    assert model.memory is not None and model.memory.sides() == [(3, 0), (2, 2), (4, 4)]
     assert model.memory.context == "words"
     bare = tmp_path / "bare"
     shutil.copytree(out, bare)
