@@ -104,11 +104,14 @@ class CorpusMemory:
     def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """The entries of every level (:meth:`sides`) at every position; an end level finds
         nothing unless the text ends right after the position."""
-        found = [self._lookup(ids, pos, left, right) for left, right in self.sides()]
+        most = max(left for left, _ in self.sides())
+        ctx = self._neighbours(ids, pos, most, most)            # every level's, sliced below
+        found = [self._search(context_keys(ctx[:, most - left:most + right], left, right,
+                                           self.key_bits)) for left, right in self.sides()]
         if not self.end_levels:
             return found
         edge = np.r_[self.classes[list(self.edges)], outside_class(len(self.classes))]
-        ends = np.isin(self._neighbours(ids, pos, 0, 1)[:, 0], edge)
+        ends = np.isin(ctx[:, most], edge)
         return [(lo, np.where(ends | (right > 0), width, 0))
                 for (left, right), (lo, width) in zip(self.sides(), found)]
 
@@ -124,7 +127,11 @@ class CorpusMemory:
                 ) -> tuple[np.ndarray, np.ndarray]:
         """(first entry, number of entries) [R*P] under the (left, right) context of every
         position."""
-        keys = context_keys(self._neighbours(ids, pos, left, right), left, right, self.key_bits)
+        return self._search(context_keys(self._neighbours(ids, pos, left, right), left, right,
+                                         self.key_bits))
+
+    def _search(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first entry, number of entries) of each of ``keys``."""
         lo = np.searchsorted(self.keys, keys, "left")
         return lo, np.searchsorted(self.keys, keys, "right") - lo
 
@@ -195,8 +202,8 @@ def _context(classes: np.ndarray, flat: np.ndarray, start: np.ndarray, end: np.n
     """[N, left + right] classes of the ``left`` neighbours left of the positions ``t`` of
     ``flat`` (ids of examples laid end to end; ``start``/``end`` [len(flat)]: the span of each
     position's example), then the ``right`` ones right of them, the outside class past the
-    example's ends. With ``words``, punctuation tokens are
-    not neighbours: a position's neighbours are the nearest tokens that are not punctuation."""
+    example's ends. With ``words``, punctuation tokens are not neighbours: a position's
+    neighbours are the nearest tokens that are not punctuation."""
     cls = classes[flat]
     punct = len(classes)
     keep = cls != punct if words else np.ones(len(flat), dtype=bool)
@@ -260,11 +267,12 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
     t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
     nxt = np.minimum(t + 1, len(flat) - 1)
     ends_word = (t + 1 >= end[t]) | ~(continues[flat[nxt]] if continues is not None else False)
+    most = max(left for left, _ in memory.sides())
+    ctx = _context(classes, flat, start, end, t, most, most, context == "words")
     for left, right in memory.sides():
-        at = t if right else t[ends_word]
-        ctx = _context(classes, flat, start, end, at, left, right, context == "words")
-        keys.append(context_keys(ctx, left, right, key_bits))
-        tokens.append(flat[at])
+        rows = slice(None) if right else ends_word
+        keys.append(context_keys(ctx[rows, most - left:most + right], left, right, key_bits))
+        tokens.append(flat[t[rows]])
     keys, tokens = np.concatenate(keys), np.concatenate(tokens)
     order = np.lexsort((tokens, keys))
     keys, tokens = keys[order], tokens[order]
