@@ -16,6 +16,10 @@ lengths (:data:`LENGTH_SCORES`):
                   tell fills apart and would cost a forward row each
                   (:func:`infill.mcmc.energy.near_gaps`);
 - ``pll-gap``  -- the same sum over the gap positions only (one row per gap position);
+- ``pll-word`` -- the gap's terms with the later pieces of each term's word masked too
+                  (Σ_t log q_t(x_t | x with t and the rest of its word masked); Kauf & Ivanova
+                  2023's PLL-word-l2r): a word of several pieces is not scored as if each piece
+                  were read off the others, which makes ``pll-gap`` favour long rare words;
 - ``per-char`` -- the decoder's own score divided by the number of characters filled in.
 
 The HCB and standard beam scores themselves are not comparable across lengths (each is a sum
@@ -37,7 +41,7 @@ __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant
            "gap_lengths", "one_length", "parse_length", "shorten", "variants",
            "word_piece_masks"]
 
-LENGTH_SCORES = ("pll", "pll-gap", "per-char")
+LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
 """How completions of different lengths are ranked together (``length_score``)."""
 WORD_PIECES = 3
 """A whole-word gap (``gap="word"``) is a word of 1 to this many word pieces."""

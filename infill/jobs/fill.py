@@ -52,9 +52,10 @@ class FillRequest(Request):
     marker: str = option("___", str, "The gap marker in TEXT.")
     length_score: str | None = option(None, str, "How completions of different gap lengths are "
                                       "ranked together: pll (pseudo-log-likelihood of the filled "
-                                      "text), pll-gap (of the gap only), per-char (the decoder's "
-                                      "score per character). Default: the model's "
-                                      "(builtin:english: pll-gap), else pll.",
+                                      "text), pll-gap (of the gap only), pll-word (of the gap, "
+                                      "each piece scored with the rest of its word hidden), "
+                                      "per-char (the decoder's score per character). Default: the "
+                                      "model's (builtin:english: pll-word), else pll.",
                                       choices=LENGTH_SCORES, optional=True)
     region: str | None = option(None, str, "Antibody models: redesign this IMGT region of each "
                                 "sequence (cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from infill.decoding.lengths import LENGTH_SCORES
+from infill.decoding.lengths import LENGTH_SCORES, word_piece_masks
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models.base import MaskedLM, pad_batch
@@ -113,9 +113,11 @@ def _windowed_rows(model: MaskedLM, ids: torch.Tensor, attn: torch.Tensor, r: to
 
 @torch.inference_mode()
 def energy_terms(model: MaskedLM, ids: torch.Tensor, attn: torch.Tensor, scored: torch.Tensor,
-                 kind: str, max_rows: int) -> torch.Tensor:
+                 kind: str, max_rows: int, hidden: torch.Tensor | None = None) -> torch.Tensor:
     """Per-position terms -f_t(x_t; x_{-t}) as [N, T] float64 (0 where not scored). Rows longer
-    than the model's maximum length score each position in a context window centred on it."""
+    than the model's maximum length score each position in a context window centred on it.
+    ``hidden`` [N, T]: how many positions right of t are masked too while t is scored (default
+    none)."""
     fn = score_function(model, kind)
     jobs = scored.nonzero(as_tuple=False)                      # [J, 2]: (row, t)
     terms = torch.zeros(ids.shape, dtype=torch.float64)
@@ -130,6 +132,9 @@ def energy_terms(model: MaskedLM, ids: torch.Tensor, attn: torch.Tensor, scored:
         k = torch.arange(len(r))
         gold = rows[k, at].clone()
         rows[k, at] = model.mask_id
+        if hidden is not None:
+            after = torch.arange(rows.shape[1]) - at[:, None]
+            rows[(after > 0) & (after <= hidden[r, t][:, None]) & mask] = model.mask_id
         out = fn(rows.to(model.device), mask.to(model.device), at[:, None].to(model.device))
         vals = out[:, 0, :].gather(-1, gold[:, None].to(out.device))[:, 0]
         terms[r, t] = -vals.detach().to("cpu", torch.float64)
@@ -264,7 +269,8 @@ def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
                   chars: Sequence[int], max_rows: int = 256) -> list[float]:
     """The score each completion of a gap of uncertain length is ranked by across lengths
     (higher is better; :data:`~infill.decoding.lengths.LENGTH_SCORES`: ``pll`` is −E_local of
-    the text within :data:`PLL_REACH` tokens of the gaps, ``pll-gap`` its gap terms).
+    the text within :data:`PLL_REACH` tokens of the gaps, ``pll-gap`` its gap terms,
+    ``pll-word`` the gap terms each with the later pieces of its word masked too).
 
     filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
     scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
@@ -277,5 +283,21 @@ def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
     scored = torch.zeros(ids.shape, dtype=torch.bool)
     for r, (f, g) in enumerate(cut):
         scored[r, scored_positions(model, f) if kind == "pll" else g] = True
-    terms = energy_terms(model, ids, attn, scored, "local", max_rows)
+    hidden = word_rests(model, ids, scored) if kind == "pll-word" else None
+    terms = energy_terms(model, ids, attn, scored, "local", max_rows, hidden)
     return (-terms.sum(-1)).tolist()
+
+
+def word_rests(model, ids: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
+    """[N, T] how many scored positions right after t continue t's word (WordPiece ``##``
+    pieces; 0 for every position of a model without them): the pieces ``pll-word`` masks
+    with t (Kauf & Ivanova 2023's PLL-word-l2r)."""
+    try:
+        cont = word_piece_masks(model)[1]
+    except ConfigError:
+        return torch.zeros(ids.shape, dtype=torch.long)
+    follows = scored & cont[ids.clamp(max=len(cont) - 1)] & (ids < len(cont))
+    rest = torch.zeros(ids.shape, dtype=torch.long)
+    for j in range(ids.shape[1] - 2, -1, -1):                   # runs of continuations, leftwards
+        rest[:, j] = torch.where(follows[:, j + 1], rest[:, j + 1] + 1, 0)
+    return rest

@@ -22,24 +22,39 @@ after t -- where the two-sided levels see the text's end, which need not be the 
 counts only the tokens that end a word (a word's first piece is not offered as the whole word).
 ``edges`` are the ids that frame a text ([CLS], [SEP]); past them is the outside class.
 
-**The mixture** (at one position t, context x):
+**The rest of a word.** A word of several pieces hidden in a gap ("nun##ner##y") is filled piece
+by piece, and at its first piece the right neighbours are the word's own hidden pieces: no
+context above holds them. So a memory with ``rest`` > 0 also stores, for every piece t followed
+by r = 1..``rest`` more pieces of its word, a key of its neighbours left of t and right of the
+word's *end*, with r in the key; it is used where exactly r ``[MASK]`` s follow t (for an end
+level: and then the text ends). At r = 0 every key is as before.
 
-    m_k(w)  = n_k(w) / n_k          counts of w under the level-k context of t (n_k its total)
-    λ_k     = n_k / (n_k + β u_k)   u_k: how many distinct tokens it holds (0 when never seen)
-    q'(w)   = S · Σ_k w_k m_k(w) + (1 − Λ) q(w)      for every non-special w
-    q'(s)   = q(s)                                    for every special s ([MASK], [SEP], ...)
+**The mixture** (at one position t followed by r hidden pieces, context x):
+
+    n_k(w)  counts of w with rest r under the level-k context of t
+    n_k     the total under that context with any rest 0..``rest`` (every word seen there,
+            whatever its length); u_k the number of distinct (token, rest) among them
+    m_k(w)  = n_k(w) / n_k          the memory's chance that w is at t *and* r pieces follow
+    λ_k     = n_k / (n_k + β u_k)   Witten–Bell (0 when the context was never seen)
+    M(w)    = Σ_k w_k m_k(w),       w_k = λ_k Π_{j>k} (1 − λ_j)
+    q'(w)   = S · M(w) + (1 − Σ_v M(v)) q(w)     for every non-special w
+    q'(s)   = q(s)                               for every special s ([MASK], [SEP], ...)
 
 (Witten–Bell's weight: a context seen often with one continuation is trusted, one that many
 tokens have followed less), with the levels applied in the order of :meth:`CorpusMemory.sides`
 -- the end levels, then the two-sided ones, each from the shortest to the longest context (a
-longer context has the last word): w_k = λ_k Π_{j>k} (1 − λ_j), Λ = Σ_k w_k = 1 − Π_k (1 − λ_k)
-and S = Σ_{w non-special} q(w). So q' sums to 1, q'([MASK]) = q([MASK]) (the HCB correction
-with the default pivot is the network's own), and a context holding a ``[MASK]`` is never
-matched: the memory speaks only where all its neighbours are known (a pivot other than
-``[MASK]`` is read as the token it is).
+longer context has the last word) -- and S = Σ_{w non-special} q(w). So q' sums to 1. Where
+every word seen in a context has the gap's length, Σ_v M(v) = 1 − Π_k (1 − λ_k); where words of
+other lengths were seen there, their share is left to the network: a rare three-piece word
+seen once after "the state of" does not outweigh the many one-piece words seen there when a
+gap's lengths are compared. q'([MASK]) = q([MASK]) (the HCB correction with the default pivot
+is the network's own), and a context holding a ``[MASK]`` is never matched: the memory speaks
+only where all its neighbours are known (a pivot other than ``[MASK]`` is read as the token
+it is).
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +87,8 @@ class CorpusMemory:
     end_levels: tuple[int, ...] = ()
     edges: tuple[int, ...] = ()
     key_bits: int = 64
+    rest: int = 0
+    mask_id: int = -1
 
     def sides(self) -> list[tuple[int, int]]:
         """(left, right) neighbours of each level in the order they are mixed: the end levels
@@ -84,36 +101,62 @@ class CorpusMemory:
         of ``input_ids`` [R, T]. Only the positions whose context was seen are touched."""
         ids = input_ids.detach().cpu().numpy()
         pos = positions.detach().cpu().numpy()
-        found = self._found(ids, pos)                          # [(lo, width) [R*P]] by level
-        seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
+        found = self._found(ids, pos)              # [(lo, width, total, types) [R*P]] by level
+        seen = np.nonzero(np.any([f[1] > 0 for f in found], axis=0))[0]
         if not len(seen):
             return logq
         mixture = np.zeros((len(seen), self.vocab_size))        # Σ_k w_k m_k, longest last
-        keep = np.ones(len(seen))                                # Π_k (1 − λ_k)
-        for lo, width in found:
+        for lo, width, total, types in found:
             counts = self._counts(lo[seen], width[seen])
-            n, types = counts.sum(1), (counts > 0).sum(1)
-            lam = np.divide(n, n + self.beta * types, out=np.zeros_like(n), where=n > 0)
+            n, u = total[seen].astype(np.float64), types[seen]
+            lam = np.divide(n, n + self.beta * u, out=np.zeros_like(n), where=n > 0)
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
-            keep *= 1 - lam
+        keep = np.clip(1 - mixture.sum(1), 0, 1)     # Π_k (1 − λ_k) when every length is r
         special = np.zeros(logq.shape[-1], dtype=bool)
         special[[i for i in special_ids if i < logq.shape[-1]]] = True
         return mix_rows(logq, seen, mixture, keep, special)
 
-    def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The entries of every level (:meth:`sides`) at every position; an end level finds
-        nothing unless the text ends right after the position."""
+    def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        """Per level (:meth:`sides`), at every position: the entries under its key (first,
+        how many), and the total count and number of entries under the same context with
+        any rest 0..:attr:`rest` (n_k and u_k of the module doc). An end level finds nothing
+        unless the text ends right after the position's hidden rest."""
         most = max(left for left, _ in self.sides())
-        ctx = self._neighbours(ids, pos, most, most)            # every level's, sliced below
-        found = [self._search(context_keys(ctx[:, most - left:most + right], left, right,
-                                           self.key_bits)) for left, right in self.sides()]
-        if not self.end_levels:
-            return found
+        ctx = self._neighbours(ids, pos, most, most + self.rest)   # every level's, sliced below
+        rest = self._rest(ctx[:, most:])
+        after = ctx[np.arange(len(ctx))[:, None], most + rest[:, None] + np.arange(most)]
+        ctx = np.concatenate([ctx[:, :most], after], axis=1)     # right of the hidden rest
         edge = np.r_[self.classes[list(self.edges)], outside_class(len(self.classes))]
         ends = np.isin(ctx[:, most], edge)
-        return [(lo, np.where(ends | (right > 0), width, 0))
-                for (left, right), (lo, width) in zip(self.sides(), found)]
+        found = []
+        for left, right in self.sides():
+            side = ctx[:, most - left:most + right]
+            lo, width = self._search(context_keys(side, left, right, self.key_bits, rest))
+            total, types = np.zeros(len(lo), dtype=np.int64), np.zeros(len(lo), dtype=np.int64)
+            for r in range(self.rest + 1):
+                a, w = (lo, width) if self.rest == 0 else self._search(context_keys(
+                    side, left, right, self.key_bits, np.full(len(lo), r)))
+                total += self._cumulative[a + w] - self._cumulative[a]
+                types += w
+            speaks = (ends | (right > 0)).astype(np.int64)
+            found.append((lo, width * speaks, total * speaks, types * speaks))
+        return found
+
+    @functools.cached_property
+    def _cumulative(self) -> np.ndarray:
+        """[E + 1] counts summed over the entries before each entry."""
+        return np.r_[0, np.cumsum(self.counts, dtype=np.int64)]
+
+    def _rest(self, right: np.ndarray) -> np.ndarray:
+        """[N] how many ``[MASK]`` s lie right of each position (``right``: its right
+        neighbours), 0 where none or more than :attr:`rest` do (a context holding a ``[MASK]``
+        then never matches)."""
+        if not self.rest:
+            return np.zeros(len(right), dtype=np.int64)
+        hidden = right[:, :self.rest + 1] == self.classes[self.mask_id]
+        run = np.argmin(np.c_[hidden, np.zeros(len(right), dtype=bool)], axis=1)
+        return np.where(run <= self.rest, run, 0)
 
     def _neighbours(self, ids: np.ndarray, pos: np.ndarray, left: int, right: int) -> np.ndarray:
         """[R*P, left + right] classes of the neighbours of every position."""
@@ -157,7 +200,8 @@ class CorpusMemory:
                                        "beta": repr(self.beta), "vocab_size": str(self.vocab_size),
                                        "context": self.context,
                                        "end_levels": ",".join(map(str, self.end_levels)),
-                                       "edges": ",".join(map(str, self.edges))})
+                                       "edges": ",".join(map(str, self.edges)),
+                                       "rest": str(self.rest), "mask_id": str(self.mask_id)})
 
 
 def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np.ndarray,
@@ -177,14 +221,19 @@ def mix_rows(logq: torch.Tensor, rows: np.ndarray, mixture: np.ndarray, keep: np
     return out.reshape(logq.shape)
 
 
-def context_keys(ctx: np.ndarray, left: int, right: int, bits: int = 64) -> np.ndarray:
+def context_keys(ctx: np.ndarray, left: int, right: int, bits: int = 64,
+                 rest: np.ndarray | None = None) -> np.ndarray:
     """[N] ``bits``-bit hash (in uint64) of each row of ``ctx`` [N, left + right] (classes left
-    of t, then right), seeded by the level so that no two levels share a key."""
+    of t, then right), seeded by the level and by ``rest`` [N] (the hidden pieces of t's word
+    between t and its right neighbours; none by default) so that no two share a key."""
     if left == right:
         seed = (left * int(_MIX)) % 2**64
     else:
         seed = int(_splitmix(np.array([left << 32 | right], dtype=np.uint64))[0])
     h = np.full(ctx.shape[0], seed, dtype=np.uint64)
+    if rest is not None and np.any(rest):
+        r = np.asarray(rest, dtype=np.uint64)
+        h = np.where(r > 0, _splitmix(r << np.uint64(48) | np.uint64(left << 32 | right)), h)
     for j in range(ctx.shape[1]):
         h = _splitmix(h ^ ctx[:, j].astype(np.uint64))
     return h >> np.uint64(64 - bits)
@@ -244,43 +293,72 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
                  vocab_size: int, levels: tuple[int, ...] = (2, 4), beta: float = 2.0,
                  context: str = "words", end_levels: tuple[int, ...] = (),
                  edges: tuple[int, ...] = (), continues: np.ndarray | None = None,
-                 key_bits: int = 48) -> CorpusMemory:
+                 key_bits: int = 48, rest: int = 0, mask_id: int = -1) -> CorpusMemory:
     """The memory of ``examples`` (token ids, specials included) at the given context levels;
     ``context``: "words" (punctuation is no neighbour) or "tokens" (every token is);
     ``end_levels``: left-only levels, used where the text ends right after a position, which
     ``edges`` (the ids framing a text, e.g. [CLS] and [SEP]) or its end mark; ``continues``
     [n_input_ids]: the ids that continue a word (WordPiece ``##`` pieces), never after the
     token an end level counts; ``key_bits``: 48 (6 bytes a key on disk; a false match needs
-    one of 2^48 keys) or 64."""
+    one of 2^48 keys) or 64; ``rest``: the most pieces of a word still hidden right of a
+    position that a key may skip (the module doc; needs ``continues`` and ``mask_id``)."""
     if context not in ("words", "tokens"):
         raise ValueError(f"context is 'words' or 'tokens', not {context!r}")
     if end_levels and not edges:
         raise ValueError("end levels need the ids that frame a text ('edges')")
+    if rest and (continues is None or mask_id < 0):
+        raise ValueError("keys past the rest of a word need 'continues' and 'mask_id'")
     memory = CorpusMemory(np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64),
                           classes.astype(np.int64), tuple(levels), float(beta), int(vocab_size),
-                          context, tuple(end_levels), tuple(int(i) for i in edges), key_bits)
+                          context, tuple(end_levels), tuple(int(i) for i in edges), key_bits,
+                          int(rest), int(mask_id))
     flat = np.fromiter((i for ex in examples for i in ex), dtype=np.int64)
     lengths = np.array([len(ex) for ex in examples], dtype=np.int64)
     start = np.repeat(np.cumsum(lengths) - lengths, lengths)
     end = start + np.repeat(lengths, lengths)                  # one past the example's last id
-    keys, tokens = [], []
     t = np.nonzero(~np.isin(flat, np.array(sorted(special_ids), dtype=np.int64)))[0]
-    nxt = np.minimum(t + 1, len(flat) - 1)
-    ends_word = (t + 1 >= end[t]) | ~(continues[flat[nxt]] if continues is not None else False)
+    word_end, rest_of = _word_ends(flat, end, classes, continues, context == "words")
     most = max(left for left, _ in memory.sides())
-    ctx = _context(classes, flat, start, end, t, most, most, context == "words")
+    words = context == "words"
+    ctx = _context(classes, flat, start, end, t, most, most, words)
+    past = _context(classes, flat, start, end, word_end[t], 0, most, words)
+    hidden = (rest_of[t] > 0) & (rest_of[t] <= rest)
+    keys, tokens = [], []
     for left, right in memory.sides():
-        rows = slice(None) if right else ends_word
+        rows = slice(None) if right else word_end[t] == t       # an end level: word ends
         keys.append(context_keys(ctx[rows, most - left:most + right], left, right, key_bits))
         tokens.append(flat[t[rows]])
-    keys, tokens = np.concatenate(keys), np.concatenate(tokens)
+        if hidden.any():                                          # keys past the word's rest
+            side = np.concatenate([ctx[hidden, most - left:most], past[hidden, :right]], axis=1)
+            keys.append(context_keys(side, left, right, key_bits, rest_of[t[hidden]]))
+            tokens.append(flat[t[hidden]])
+    return _counted(memory, np.concatenate(keys), np.concatenate(tokens))
+
+
+def _word_ends(flat: np.ndarray, end: np.ndarray, classes: np.ndarray,
+               continues: np.ndarray | None, words: bool) -> tuple[np.ndarray, np.ndarray]:
+    """For every position of ``flat``: the last position of its word, and how many pieces of
+    the word follow it (neighbours only: punctuation pieces of a words context do not count).
+    Without ``continues`` every token is a word."""
+    idx = np.arange(len(flat))
+    if continues is None:
+        return idx, np.zeros(len(flat), dtype=np.int64)
+    nxt = np.minimum(idx + 1, len(flat) - 1)
+    last = (idx + 1 >= end) | ~continues[flat[nxt]]
+    word_end = np.minimum.accumulate(np.where(last, idx, len(flat))[::-1])[::-1]
+    kept = np.cumsum(classes[flat] != len(classes)) if words else idx + 1
+    return word_end, kept[word_end] - kept
+
+
+def _counted(memory: CorpusMemory, keys: np.ndarray, tokens: np.ndarray) -> CorpusMemory:
+    """``memory`` holding the distinct (key, token) pairs with how often each occurs."""
     order = np.lexsort((tokens, keys))
     keys, tokens = keys[order], tokens[order]
     new = np.r_[True, (keys[1:] != keys[:-1]) | (tokens[1:] != tokens[:-1])]
     first = np.nonzero(new)[0]
     counts = np.diff(np.r_[first, len(keys)])
     memory.keys = keys[first]
-    memory.tokens = tokens[first].astype(np.uint16 if vocab_size <= 65536 else np.int32)
+    memory.tokens = tokens[first].astype(np.uint16 if memory.vocab_size <= 65536 else np.int32)
     memory.counts = counts.astype(np.uint16 if counts.max(initial=0) < 65536 else np.int32)
     return memory
 
@@ -301,7 +379,9 @@ def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
                               vocab_size=int(meta["vocab_size"]),
                               context=meta.get("context", "tokens"),
                               end_levels=_ints(meta.get("end_levels", "")),
-                              edges=_ints(meta.get("edges", "")), key_bits=bits)
+                              edges=_ints(meta.get("edges", "")), key_bits=bits,
+                              rest=int(meta.get("rest", "0")),
+                              mask_id=int(meta.get("mask_id", "-1")))
     except (SafetensorError, OSError, KeyError, ValueError, TypeError) as e:
         raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {e})") from None
     _check(memory, path, vocab_size, n_input_ids)
@@ -329,5 +409,7 @@ def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> No
         problem = f"levels {m.levels} {m.end_levels} / beta {m.beta} are not positive"
     elif (m.end_levels and not m.edges) or any(not 0 <= i < n_input_ids for i in m.edges):
         problem = f"its edge ids {m.edges} are not ids of this model"
+    elif m.rest < 0 or (m.rest and not 0 <= m.mask_id < n_input_ids):
+        problem = f"rest {m.rest} / mask id {m.mask_id} do not fit this model"
     if problem:
         raise ModelLoadError(f"{path}: corpus memory does not fit this model: {problem}")

@@ -106,6 +106,11 @@ class EnglishFamily(Family):
         return dict(self.options)
 
 
+MEMORY_REST = 3
+"""The corpus memory's keys skip up to this many hidden pieces of a word (words of up to 4
+pieces; :mod:`infill.models.memory`)."""
+
+
 def write_memory(out: Path, tokenizer, train: list[list[int]]) -> Path:
     """``out/memory.safetensors`` for a WordPiece model with ``tokenizer`` trained on ``train``."""
     import numpy as np
@@ -117,7 +122,8 @@ def write_memory(out: Path, tokenizer, train: list[list[int]]) -> Path:
     classes = token_classes(tokens, special, len(tokenizer), int(tokenizer.pad_token_id))
     memory = build_memory(train, classes, special, len(tokenizer), end_levels=(3,),
                           edges=(tokenizer.cls_token_id, tokenizer.sep_token_id),
-                          continues=np.array([t.startswith("##") for t in tokens]))
+                          continues=np.array([t.startswith("##") for t in tokens]),
+                          rest=MEMORY_REST, mask_id=int(tokenizer.mask_token_id))
     memory.save(out / MEMORY_FILE)
     return out / MEMORY_FILE
 

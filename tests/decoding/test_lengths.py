@@ -28,6 +28,22 @@ def pll(model, ids, positions=None) -> float:
     return total
 
 
+def pll_word(model, ids, positions) -> float:
+    """Σ_t log q_t(x_t | x with t and the ## pieces right after it masked), t over the gap
+    ``positions`` (a continuation piece is hidden only while it is in the gap)."""
+    total = 0.0
+    for t in positions:
+        x = torch.tensor([ids])
+        x[0, t] = model.mask_id
+        u = t + 1
+        while u in positions and model.id_to_token(ids[u]).startswith("##"):
+            x[0, u] = model.mask_id
+            u += 1
+        lq = model.log_probs(x, torch.ones_like(x, dtype=torch.bool), torch.tensor([[t]]))[0, 0]
+        total += float(lq[ids[t]])
+    return total
+
+
 def filled_ids(model, text, gap, tokens):
     enc = model.encode(text, gap)
     ids = list(enc.input_ids)
@@ -36,7 +52,7 @@ def filled_ids(model, text, gap, tokens):
     return ids, enc.positions
 
 
-@pytest.mark.parametrize("kind", ["pll", "pll-gap", "per-char"])
+@pytest.mark.parametrize("kind", ["pll", "pll-gap", "pll-word", "per-char"])
 def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
     k, beam = 6, 8
     got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind)[0]
@@ -47,6 +63,7 @@ def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
             ids, gap_pos = filled_ids(bert, TEXT, n, c.tokens)
             value = {"pll": lambda: pll(bert, ids),
                      "pll-gap": lambda: pll(bert, ids, gap_pos),
+                     "pll-word": lambda: pll_word(bert, ids, gap_pos),
                      "per-char": lambda: c.score / len(c.fills[0])}[kind]()
             pool.append((value, c.tokens, c.text))
     pool.sort(key=lambda v: -v[0])
@@ -85,6 +102,15 @@ def test_whole_word_gap_is_exactly_the_words_of_one_to_three_pieces(bert):
     assert [c.tokens for c in got] == [t for _, t in ref]
     assert [c.rank_score for c in got] == pytest.approx([v for v, _ in ref], abs=1e-4)
     assert all(" " + c.fills[0] + " " in c.text for c in got)   # a word of its own
+    by_word = infill.fill(bert, TEXT, gap="word", top_k=50, beam_size=50,
+                          length_score="pll-word")[0]
+    ref = sorted(((pll_word(bert, *filled_ids(bert, TEXT, len(c.tokens), c.tokens)), c.tokens)
+                  for c in by_word), key=lambda v: -v[0])
+    assert [c.rank_score for c in by_word] == pytest.approx([v for v, _ in ref], abs=1e-4)
+    assert [c.tokens for c in by_word] == [t for _, t in ref]
+    gap_only = [pll(bert, *filled_ids(bert, TEXT, len(c.tokens), c.tokens)) for c in by_word]
+    assert all((abs(c.rank_score - g) < 1e-4) == (len(c.tokens) == 1)   # pll-gap but for ##s
+               for c, g in zip(by_word, gap_only))
 
 
 def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):

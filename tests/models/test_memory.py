@@ -94,7 +94,7 @@ def test_end_levels_equal_brute_force_and_speak_only_where_the_text_ends(tmp_pat
         return t + 1 == len(ex) or not continues[ex[t + 1]]
 
     spoke = 0
-    for (left, right), (lo, width) in zip(memory.sides(), memory._found(ids, pos)):
+    for (left, right), (lo, width, _, _) in zip(memory.sides(), memory._found(ids, pos)):
         got = memory._counts(lo, width)
         for r, q in enumerate(queries):
             if right:
@@ -107,6 +107,141 @@ def test_end_levels_equal_brute_force_and_speak_only_where_the_text_ends(tmp_pat
             np.testing.assert_array_equal(got[r], want)
             spoke += int(not right and want.sum() > 0)
     assert spoke                                      # the end levels matched: not vacuous
+
+
+def _brute_rest_counts(examples, classes, continues, query, p, hidden, left, right, rest):
+    """Counts of the token at every training position t with ``left`` neighbours left of t and
+    ``right`` neighbours right of u equal to the query's left of p and right of the ``hidden``
+    [MASK]s after p (words context; brute force over every position). With ``rest`` > 0, t
+    has that many pieces of its word after it (punctuation pieces not counted) and u is the
+    word's end; with rest 0, u is t, and t ends its word if ``right`` is 0 (an end level)."""
+    out_cls = outside_class(len(classes))
+    punct = len(classes)
+
+    def side(seq, t, u):                     # neighbours left of t and right of u, not punct
+        kept = [j for j in range(len(seq)) if classes[seq[j]] != punct]
+        lft = [j for j in kept if j < t][::-1][:left][::-1]
+        rgt = [j for j in kept if j > u][:right]
+        return tuple([out_cls] * (left - len(lft)) + [classes[seq[j]] for j in lft]
+                     + [classes[seq[j]] for j in rgt] + [out_cls] * (right - len(rgt)))
+
+    want = side(query, p, p + hidden)
+    counts = np.zeros(V)
+    for ex in examples:
+        for t, tok in enumerate(ex):
+            if tok in SPECIAL:
+                continue
+            u = t
+            while u + 1 < len(ex) and continues[ex[u + 1]]:
+                u += 1
+            pieces = sum(classes[ex[j]] != punct for j in range(t + 1, u + 1))
+            if rest == 0 and (right or u == t) and side(ex, t, t) == want:
+                counts[tok] += 1
+            elif rest > 0 and pieces == rest and side(ex, t, u) == want:
+                counts[tok] += 1
+    return counts
+
+
+def _rest_case():
+    """Lines where "e" continues a word, a memory with keys past up to 2 hidden pieces, and
+    queries hiding a word of 2-4 pieces (some typed up to the gap): (examples, classes,
+    continues, memory, queries as ids [N, T], gap starts, hidden pieces after them)."""
+    rng = np.random.default_rng(5)
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    e = TOKENS.index("e")
+    continues = np.zeros(V, dtype=bool)
+    continues[e] = True
+    examples = [[CLS] + [int(x) for x in rng.choice([4, 5, 6, 7, e, e, 9], size=7)] + [SEP]
+                for _ in range(300)]
+    memory = build_memory(examples, classes, SPECIAL, V, levels=(1, 2), end_levels=(2,),
+                          edges=(CLS, SEP), continues=continues, rest=2, mask_id=MASK)
+    queries, pos, rests = [], [], []
+    for ex in examples[:80]:
+        t = next((j for j in range(1, len(ex) - 2) if ex[j + 1] == e and ex[j] != e), None)
+        if t is None:
+            continue
+        u = t + 1
+        while ex[u + 1] == e:
+            u += 1
+        cut = len(queries) % 3 == 0                              # typed up to the gap
+        queries.append(ex[:t] + [MASK] * (u + 1 - t) + ([SEP] if cut else ex[u + 1:]))
+        pos.append(t), rests.append(u - t)
+    T = max(map(len, queries))
+    ids = np.array([q + [PAD] * (T - len(q)) for q in queries])
+    return examples, classes, continues, memory, ids, np.array(pos), np.array(rests)
+
+
+def _brute_level(case, r, left, right, rest):
+    """Brute counts of query r at one level under a given rest (zero where the level is
+    silent: an end level where the text goes on, a gap hiding more than the memory's rest)."""
+    examples, classes, continues, memory, ids, pos, rests = case
+    q = list(ids[r])
+    ends = q[pos[r] + rests[r] + 1] == SEP
+    if rest > memory.rest or rests[r] > memory.rest or (not right and not ends):
+        return np.zeros(V)
+    return _brute_rest_counts(examples, classes, continues, q, pos[r], rests[r], left, right,
+                              rest)
+
+
+def test_keys_past_the_rest_of_a_word_equal_brute_force():
+    case = _rest_case()
+    examples, classes, continues, memory, ids, pos, rests = case
+    queries = ids.tolist()
+    spoke = {}
+    found = memory._found(ids, pos[:, None])
+    for (left, right), (lo, width, total, types) in zip(memory.sides(), found):
+        got = memory._counts(lo, width)
+        for r in range(len(queries)):
+            want = _brute_level(case, r, left, right, rests[r])
+            np.testing.assert_array_equal(got[r], want)
+            every = [_brute_level(case, r, left, right, k) for k in range(memory.rest + 1)]
+            assert total[r] == sum(c.sum() for c in every)               # n_k: any rest
+            assert types[r] == sum((c > 0).sum() for c in every)         # u_k: any rest
+            spoke[(left, right)] = spoke.get((left, right), 0) + int(want.sum() > 0)
+    assert all(spoke.get(s, 0) > 0 for s in memory.sides())    # every level matched: not vacuous
+    plain = build_memory(examples, classes, SPECIAL, V, levels=(1, 2), end_levels=(2,),
+                         edges=(CLS, SEP), continues=continues)
+    assert np.isin(plain.keys, memory.keys).all()               # rest 0: the keys as before
+    assert len(memory.keys) > len(plain.keys)
+
+
+def test_the_mixture_past_the_rest_of_a_word_follows_its_definition():
+    """m_k(w) = n_k,r(w) / n_k with n_k over every rest: the memory's mass at a gap's first
+    piece is its share of the words of this length, the rest stays the network's."""
+    case = _rest_case()
+    examples, classes, continues, memory, ids, pos, rests = case
+    noise = torch.randn(len(ids), 1, V, generator=torch.Generator().manual_seed(1))
+    logq = torch.log_softmax(noise, -1)
+    mixed = memory.mix(logq, torch.from_numpy(ids), torch.from_numpy(pos[:, None]), SPECIAL)
+    shared = 0
+    for r in range(len(ids)):
+        q = logq[r, 0].double().exp()
+        s = q[[i for i in range(V) if i not in SPECIAL]].sum()
+        mixture = torch.zeros(V, dtype=torch.float64)
+        for left, right in memory.sides():
+            every = [_brute_level(case, r, left, right, k) for k in range(memory.rest + 1)]
+            n, u = sum(c.sum() for c in every), sum((c > 0).sum() for c in every)
+            lam = n / (n + memory.beta * u) if n else 0.0
+            here = torch.from_numpy(every[rests[r]] if rests[r] <= memory.rest else np.zeros(V))
+            mixture = lam * (here / n if n else here) + (1 - lam) * mixture
+            shared += int(0 < here.sum() < n)            # other lengths share the context
+        want = s * mixture + (1 - mixture.sum()) * q
+        want[sorted(SPECIAL)] = q[sorted(SPECIAL)]
+        torch.testing.assert_close(mixed[r, 0].double().exp(), want, rtol=1e-5, atol=1e-7)
+        assert abs(float(mixed[r, 0].double().exp().sum()) - 1) < 1e-5
+    assert shared                                       # the totals over lengths were exercised
+
+
+def test_a_memory_with_the_rest_of_a_word_round_trips(tmp_path):
+    classes = token_classes(TOKENS, SPECIAL, V, PAD)
+    continues = np.array([t == "e" for t in TOKENS])
+    memory = build_memory(_examples(np.random.default_rng(6), 50), classes, SPECIAL, V,
+                          continues=continues, rest=3, mask_id=MASK)
+    memory.save(tmp_path / "m")
+    back = load_memory(tmp_path / "m", V, V)
+    assert (back.rest, back.mask_id) == (3, MASK) and np.array_equal(back.keys, memory.keys)
+    with pytest.raises(ValueError, match="need 'continues' and 'mask_id'"):
+        build_memory([[CLS, 4, SEP]], classes, SPECIAL, V, rest=2)
 
 
 def test_a_words_memory_matches_a_line_typed_without_its_punctuation(tmp_path):
@@ -199,15 +334,20 @@ def trained(tmp_path_factory):
     rng = np.random.default_rng(0)
     lines = [" ".join(words[j] for j in rng.integers(len(words), size=7)).capitalize() + "."
              for _ in range(300)]
+    out, split = _train(tmp, lines, 120)
+    return out, lines, split
+
+
+def _train(tmp, lines, vocab_size):
+    """A 1-layer english model trained 3 steps by the CLI on ``lines``: (folder, split)."""
     (tmp / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp / "model"
     r = CliRunner().invoke(main, ["train", "english", str(tmp / "c.txt"), "--out", str(out),
                                   "--steps", "3", "--batch-size", "8", "--layers", "1",
                                   "--hidden", "16", "--heads", "2", "--max-length", "32",
-                                  "--vocab-size", "120", "--no-progress"])
+                                  "--vocab-size", str(vocab_size), "--no-progress"])
     assert r.exit_code == 0, r.output
-    split = json.loads((out / "split.json").read_text())
-    return out, lines, split
+    return out, json.loads((out / "split.json").read_text())
 
 
 def test_a_trained_english_model_recites_its_training_lines(trained, tmp_path):
@@ -215,7 +355,7 @@ def test_a_trained_english_model_recites_its_training_lines(trained, tmp_path):
     assert (out / MEMORY_FILE).is_file()
     model = infill.load_model(str(out))
     assert model.memory is not None and model.memory.sides() == [(3, 0), (2, 2), (4, 4)]
-    assert model.memory.context == "words"
+    assert model.memory.context == "words" and model.memory.rest == 3
     bare = tmp_path / "bare"
     shutil.copytree(out, bare)
     (bare / MEMORY_FILE).unlink()
@@ -247,3 +387,39 @@ def test_a_memory_that_does_not_fit_is_one_line_naming_the_file(trained, tmp_pat
     model = infill.load_model(str(out))
     with pytest.raises(ModelLoadError, match="does not fit this model"):
         load_memory(out / MEMORY_FILE, model.vocab_size + 1, model.n_input_ids)
+
+
+def test_a_trained_model_recites_a_hidden_word_of_several_pieces(tmp_path):
+    """Rare words are split into pieces; hidden as one whole word (``gap="word"``), the memory
+    fills each piece -- the first one too, whose right neighbours are the word's own hidden
+    pieces -- where a memory without keys past the rest of a word is silent."""
+    words = ["the", "and", "my", "lord", "thou", "love", "good", "king", "sweet", "night"]
+    syllables = ["zor", "quen", "plim", "grob", "vex"]
+    rare = [a + b + c for a in syllables for b in syllables for c in ("", "ax", "ib") if a != b]
+    rng = np.random.default_rng(1)
+    lines = []
+    for _ in range(300):
+        w = [words[j] for j in rng.integers(len(words), size=6)]
+        w.insert(3, rare[int(rng.integers(len(rare)))])
+        lines.append(" ".join(w).capitalize() + ".")
+    out, split = _train(tmp_path, lines, 100)
+    model = infill.load_model(str(out))
+    pieces = {w: len(model.tokenizer.tokenize(w)) for w in rare}
+    train = [lines[i] for i in split["train"] if 2 <= pieces[lines[i].split()[3]] <= 3][:30]
+    assert len(train) == 30                                  # hidden words of 2-3 pieces
+    gapped = [(line.split()[3], " ".join(w if j != 3 else "___" for j, w in
+                                          enumerate(line.split()))) for line in train]
+    right = {}
+    for name, m in (("rest", model), ("no rest", _without_rest(str(out)))):
+        fills = infill.fill(m, [g for _, g in gapped], gap="word", top_k=1, length_score="pll-word")
+        right[name] = sum(c[0].fills[0] == w for (w, _), c in zip(gapped, fills))
+    assert right["rest"] == len(train)
+    assert right["no rest"] < len(train) // 2         # three steps taught the network little
+
+
+def _without_rest(path):
+    """The model at ``path`` with its memory's keys past the rest of a word unused (the
+    memory as it was before them)."""
+    bare = infill.load_model(path)
+    bare.memory.rest = 0
+    return bare
