@@ -3,7 +3,8 @@
 A gap's length is a :class:`GapLength`: exactly n units, a range [lo, hi] (an epigraphic lacuna
 of about n letters, ``[c.5]``; EpiDoc ``<gap atLeast="4" atMost="6">``), or a *whole word* of
 1–3 word pieces whose first piece starts a word (never a ``##`` continuation glued to the word
-before the gap) and whose other pieces continue it. An input whose gaps have several possible
+before the gap) and whose other pieces continue it -- or, where the marker touches a word on its
+left ("nun___"), 1–3 ``##`` pieces that finish that word. An input whose gaps have several possible
 lengths becomes one :class:`Variant` per combination of lengths; each is decoded as usual, and
 the completions of all variants are ranked together by a score that is comparable across
 lengths (:data:`LENGTH_SCORES`):
@@ -169,14 +170,22 @@ def variants(model, text: str, lengths, marker: str = "___") -> list[Variant]:
         raise InputError(f"the gap lengths give {n} combinations, more than the limit of "
                          f"{MAX_VARIANTS}; narrow the ranges")
     masks = word_piece_masks(model) if any(s.word for s in specs) else None
+    glued = _glued(text, marker)
     out = []
     for combo in itertools.product(*(range(s.lo, s.hi + 1) for s in specs)):
         var = shorten(enc, dict(zip(marked, combo)))
         allowed = {}
-        for k, s in zip(marked, specs):
+        for i, (k, s) in enumerate(zip(marked, specs)):
             if s.word:
                 g = var.gaps[k]
-                allowed[g[0]] = masks[0]
+                allowed[g[0]] = masks[1] if glued[i] else masks[0]
                 allowed.update({p: masks[1] for p in g[1:]})
         out.append(Variant(tuple(combo), var, allowed))
     return out
+
+
+def _glued(text: str, marker: str) -> list[bool]:
+    """For each ``marker`` in ``text``: whether it touches a word on its left ("nun___"), so
+    that a whole-word gap there is the rest of that word: ``##`` pieces only."""
+    return [m.start() > 0 and text[m.start() - 1].isalnum()
+            for m in re.finditer(re.escape(marker), text)]

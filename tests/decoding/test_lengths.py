@@ -113,6 +113,17 @@ def test_whole_word_gap_is_exactly_the_words_of_one_to_three_pieces(bert):
                for c, g in zip(by_word, gap_only))
 
 
+def test_a_whole_word_gap_touching_a_word_finishes_it(bert):
+    """'cat___' with gap='word' is the rest of the word: one to three ## pieces (the tiny
+    vocabulary's only one is ##s), glued to 'cat'; ranked by the PLL as any whole word."""
+    s = bert.token_to_id("##s")
+    got = infill.fill(bert, "the cat___ sat on the mat", gap="word", top_k=10, beam_size=10)[0]
+    assert {c.tokens for c in got} == {(s,), (s, s), (s, s, s)}
+    assert {c.text.split()[1] for c in got} == {"cats", "catss", "catsss"}
+    spaced = infill.fill(bert, "the cat ___ sat on the mat", gap="word", top_k=50, beam_size=50)[0]
+    assert all(c.tokens[0] != s for c in spaced) and len(spaced) == 18
+
+
 def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):
     m = infill.load_model(greek_char_dir, device="cpu")
     got = infill.fill(m, "αβ??γδε ___ ζηθ", gap=(1, 3), top_k=9, beam_size=9)[0]
