@@ -24,7 +24,8 @@ class EnglishFamily(Family):
     name = "english"
 
     def __init__(self, layers: int = 4, hidden: int = 192, heads: int = 4, ff: int | None = None,
-                 max_length: int = 128, vocab_size: int = 3000, unit: str = "lines", **unknown):
+                 max_length: int = 128, vocab_size: int = 3000, unit: str = "lines",
+                 init_from: str | None = None, **unknown):
         if unknown:
             raise ConfigError(f"the english family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
@@ -41,10 +42,13 @@ class EnglishFamily(Family):
         self.options = {"layers": layers, "hidden": hidden, "heads": heads,
                         "ff": ff or 4 * hidden, "max_length": max_length,
                         "vocab_size": vocab_size, "unit": unit}
+        self.init_from = init_from
         self.tokenizer = None
 
     # -- data --------------------------------------------------------------------------------
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
+        if self.init_from:
+            adopt_vocabulary(self.init_from, Path(out) / "tokenizer")
         built = english_examples(corpus, self.options["max_length"], self.options["vocab_size"],
                                  Path(out) / "tokenizer", self.options["unit"])
         t = self.tokenizer = built.tokenizer
@@ -81,7 +85,10 @@ class EnglishFamily(Family):
                             num_hidden_layers=o["layers"], num_attention_heads=o["heads"],
                             intermediate_size=o["ff"], max_position_embeddings=o["max_length"],
                             type_vocab_size=2, pad_token_id=self.pad_id)
-        return BertForMaskedLM(config)
+        model = BertForMaskedLM(config)
+        if self.init_from:
+            init_weights(model, self.init_from)
+        return model
 
     def logits(self, model, input_ids, attention_mask, select):
         hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask.long())[0]
@@ -103,7 +110,58 @@ class EnglishFamily(Family):
         write_memory(Path(out), self.tokenizer, train)
 
     def describe(self) -> dict:
-        return dict(self.options)
+        return {**self.options, **({"init_from": str(self.init_from)} if self.init_from else {})}
+
+
+def _source(source: str) -> Path:
+    from infill.data.builtins import builtin_path
+
+    return Path(builtin_path(source) if source.startswith("builtin:") else source)
+
+
+def adopt_vocabulary(source: str, tokenizer_dir: Path) -> None:
+    """Write the WordPiece vocabulary of the BERT directory ``source`` (or ``builtin:english``)
+    to ``tokenizer_dir``/vocab.txt, which the run then reuses; a vocabulary already there must
+    be the same (weights are copied id for id)."""
+    from transformers import BertTokenizerFast
+
+    try:
+        vocab = BertTokenizerFast.from_pretrained(str(_source(source))).get_vocab()
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"'init_from' {source}: not a BERT directory with a WordPiece "
+                          f"tokenizer ({type(e).__name__})", field="init_from") from None
+    words = sorted(vocab, key=vocab.get)
+    path = Path(tokenizer_dir) / "vocab.txt"
+    if path.exists():
+        if path.read_text(encoding="utf-8").splitlines() != words:
+            raise ConfigError(f"'init_from' {source}: its vocabulary differs from {path}; start "
+                              "in a new --out folder", field="init_from")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(words) + "\n", encoding="utf-8")
+
+
+def init_weights(model, source: str) -> None:
+    """Copy the weights of the BERT masked LM at ``source`` into ``model``, which must have the
+    same architecture (a longer position table starts with the old one's rows)."""
+    from transformers import BertForMaskedLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()      # infill's own --no-progress decides about bars
+    old = BertForMaskedLM.from_pretrained(str(_source(source)), dtype=torch.float32).state_dict()
+    state = model.state_dict()
+    for name, value in state.items():
+        src = old.get(name)
+        if name.endswith("position_embeddings.weight") and src is not None \
+                and src.shape[1:] == value.shape[1:] and src.shape[0] <= value.shape[0]:
+            value[: src.shape[0]].copy_(src)
+            continue
+        if src is None or src.shape != value.shape:
+            raise ConfigError(f"'init_from' {source}: its {name} does not fit this model "
+                              f"({None if src is None else tuple(src.shape)}); give the same "
+                              "'hidden'/'layers'/'heads'/'ff' and at least its 'max_length'",
+                              field=("init_from", "hidden", "layers", "heads", "ff", "max_length"))
+        value.copy_(src)
 
 
 MEMORY_REST = 3

@@ -423,3 +423,4 @@ def _without_rest(path):
     bare = infill.load_model(path)
     bare.memory.rest = 0
     return bare
+
