@@ -135,7 +135,7 @@ def adopt_vocabulary(source: str, tokenizer_dir: Path) -> None:
     if path.exists():
         if path.read_text(encoding="utf-8").splitlines() != words:
             raise ConfigError(f"'init_from' {source}: its vocabulary differs from {path}; start "
-                              "in a new --out folder", field="init_from")
+                              "in a new 'out' folder", field=("init_from", "out"))
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(words) + "\n", encoding="utf-8")

@@ -48,3 +48,9 @@ def test_an_english_run_starts_from_a_trained_models_weights_and_vocabulary(tmp_
                            + ["--out", str(tmp_path / "c")])
     assert r.exit_code == 2 and "init_from" in r.output.replace("-", "_")
     assert "does not fit this model" in r.output and "Traceback" not in r.output
+    other = tmp_path / "e" / "tokenizer"
+    other.mkdir(parents=True)
+    (other / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n", encoding="utf-8")
+    r = CliRunner().invoke(main, args + ["--out", str(tmp_path / "e")])
+    assert r.exit_code == 2 and "its vocabulary differs" in r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
