@@ -113,6 +113,21 @@ def test_builtin_english_fills_offline():
     assert len(json.loads(r.output.splitlines()[0])["completions"]) == 5
 
 
+def test_builtin_english_recites_its_training_lines_with_its_defaults():
+    """Regression check of the shipped model and its corpus memory, with its recorded defaults
+    (a whole word, pll-word): training lines as users type them -- without the play's
+    punctuation, up to the gap, a word of three pieces, the rest of a word begun -- come out
+    as the play has them (README, Accuracy; data/README.md, the memory's versions)."""
+    lm = infill.load_model("builtin:english", device="cpu")
+    lines = {"To be, or not to ___, that is the question.": "be",
+             "Friends, Romans, countrymen, lend me your ___": "ears",
+             "Alas, poor ___! I knew him, Horatio": "Yorick",          # Y ##oric ##k
+             "Neither a borrower nor a ___ be": "lender",               # lend ##er
+             "Get thee to a nun___": "nery"}                            # nun + ##ner ##y
+    out = infill.fill(lm, list(lines), top_k=1)
+    assert [o[0].text for o in out] == [t.replace("___", w) for t, w in lines.items()]
+
+
 def test_builtin_greek_restores_better_than_chance():
     """Regression check of the shipped model: restore each letter of Odyssey 1.1-2 in turn.
 
