@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -126,7 +127,24 @@ def gap_lengths(model, gap) -> int | list[GapLength] | GapLength:
 def word_piece_masks(model) -> tuple[torch.Tensor, torch.Tensor]:
     """([V] first pieces, [V] continuation pieces) of a WordPiece model: a word starts with a
     piece holding a letter or digit that is not a ``##`` continuation; ``##`` pieces continue
-    it. ConfigError for a model without WordPiece continuations."""
+    it. ConfigError for a model without WordPiece continuations. Read once per model."""
+    try:
+        known = _PIECES.get(model)
+    except TypeError:                       # a model that cannot be weakly referenced
+        known = None
+    if known is None:
+        known = _word_piece_masks(model)
+        try:
+            _PIECES[model] = known
+        except TypeError:
+            pass
+    return known
+
+
+_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _word_piece_masks(model) -> tuple[torch.Tensor, torch.Tensor]:
     tokens = [model.id_to_token(i) for i in range(model.vocab_size)]
     cont = torch.tensor([t.startswith("##") and len(t) > 2 for t in tokens])
     if not cont.any():

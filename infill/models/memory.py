@@ -321,15 +321,15 @@ def build_memory(examples: list[list[int]], classes: np.ndarray, special_ids: fr
     most = max(left for left, _ in memory.sides())
     words = context == "words"
     ctx = _context(classes, flat, start, end, t, most, most, words)
-    past = _context(classes, flat, start, end, word_end[t], 0, most, words)
-    hidden = (rest_of[t] > 0) & (rest_of[t] <= rest)
+    hidden = (rest_of[t] > 0) & (rest_of[t] <= rest)          # pieces with keys past their word
+    past = _context(classes, flat, start, end, word_end[t[hidden]], 0, most, words)
     keys, tokens = [], []
     for left, right in memory.sides():
         rows = slice(None) if right else word_end[t] == t       # an end level: word ends
         keys.append(context_keys(ctx[rows, most - left:most + right], left, right, key_bits))
         tokens.append(flat[t[rows]])
         if hidden.any():                                          # keys past the word's rest
-            side = np.concatenate([ctx[hidden, most - left:most], past[hidden, :right]], axis=1)
+            side = np.concatenate([ctx[hidden, most - left:most], past[:, :right]], axis=1)
             keys.append(context_keys(side, left, right, key_bits, rest_of[t[hidden]]))
             tokens.append(flat[t[hidden]])
     return _counted(memory, np.concatenate(keys), np.concatenate(tokens))

@@ -48,7 +48,8 @@ class EnglishFamily(Family):
     # -- data --------------------------------------------------------------------------------
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
         if self.init_from:
-            adopt_vocabulary(self.init_from, Path(out) / "tokenizer")
+            self._start = load_source(self.init_from)
+            adopt_vocabulary(self._start.tokenizer, self.init_from, Path(out) / "tokenizer")
         built = english_examples(corpus, self.options["max_length"], self.options["vocab_size"],
                                  Path(out) / "tokenizer", self.options["unit"])
         t = self.tokenizer = built.tokenizer
@@ -87,7 +88,8 @@ class EnglishFamily(Family):
                             type_vocab_size=2, pad_token_id=self.pad_id)
         model = BertForMaskedLM(config)
         if self.init_from:
-            init_weights(model, self.init_from)
+            init_weights(model, self._start.model.state_dict(), self.init_from)
+            self._start = None
         return model
 
     def logits(self, model, input_ids, attention_mask, select):
@@ -113,27 +115,31 @@ class EnglishFamily(Family):
         return {**self.options, **({"init_from": str(self.init_from)} if self.init_from else {})}
 
 
-def _source(source: str) -> Path:
+def load_source(source: str):
+    """The model to start from (``init_from``): a local BERT directory or ``builtin:english``,
+    read by infill's own loader (safetensors or weights-only, no remote code)."""
     from infill.data.builtins import builtin_path
+    from infill.errors import ModelLoadError
+    from infill.models.hf import load_hf
 
-    return Path(builtin_path(source) if source.startswith("builtin:") else source)
-
-
-def adopt_vocabulary(source: str, tokenizer_dir: Path) -> None:
-    """Write the WordPiece vocabulary of the BERT directory ``source`` (or ``builtin:english``)
-    to ``tokenizer_dir``/vocab.txt, which the run then reuses; a vocabulary already there must
-    be the same (weights are copied id for id)."""
-    from transformers import BertTokenizerFast
-
+    path = Path(builtin_path(source) if source.startswith("builtin:") else source).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"'init_from' {source}: not a model directory", field="init_from")
     try:
-        vocab = BertTokenizerFast.from_pretrained(str(_source(source))).get_vocab()
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"'init_from' {source}: not a BERT directory with a WordPiece "
-                          f"tokenizer ({type(e).__name__})", field="init_from") from None
+        return load_hf(str(path), device="cpu")
+    except ModelLoadError as e:
+        raise ConfigError(f"'init_from' {source}: {e}", field="init_from") from None
+
+
+def adopt_vocabulary(tokenizer, source: str, tokenizer_dir: Path) -> None:
+    """Write the WordPiece vocabulary of ``tokenizer`` (the ``init_from`` model's) to
+    ``tokenizer_dir``/vocab.txt, which the run then reuses; a vocabulary already there must be
+    the same (weights are copied id for id)."""
+    vocab = tokenizer.get_vocab()
     words = sorted(vocab, key=vocab.get)
     path = Path(tokenizer_dir) / "vocab.txt"
     if path.exists():
-        if path.read_text(encoding="utf-8").splitlines() != words:
+        if path.read_text(encoding="utf-8", errors="replace").splitlines() != words:
             raise ConfigError(f"'init_from' {source}: its vocabulary differs from {path}; start "
                               "in a new 'out' folder", field=("init_from", "out"))
         return
@@ -141,14 +147,9 @@ def adopt_vocabulary(source: str, tokenizer_dir: Path) -> None:
     path.write_text("\n".join(words) + "\n", encoding="utf-8")
 
 
-def init_weights(model, source: str) -> None:
-    """Copy the weights of the BERT masked LM at ``source`` into ``model``, which must have the
+def init_weights(model, old: dict[str, torch.Tensor], source: str) -> None:
+    """Copy the weights ``old`` of the ``init_from`` model into ``model``, which must have the
     same architecture (a longer position table starts with the old one's rows)."""
-    from transformers import BertForMaskedLM
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()      # infill's own --no-progress decides about bars
-    old = BertForMaskedLM.from_pretrained(str(_source(source)), dtype=torch.float32).state_dict()
     state = model.state_dict()
     for name, value in state.items():
         src = old.get(name)

@@ -207,6 +207,12 @@ class ModelOptions(Request):
             if isinstance(getattr(self, name), os.PathLike):
                 object.__setattr__(self, name, os.fspath(getattr(self, name)))
 
+    def check(self) -> None:
+        for name in ("inscriptions", "init_from"):
+            value = getattr(self, name)
+            if value is not None and not str(value).strip():
+                raise ConfigError(f"'{name}' is empty: give a path (or leave it out)", field=name)
+
     def given(self) -> dict[str, Any]:
         """The options set (not None): the keywords the family is built with."""
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}

@@ -54,3 +54,10 @@ def test_an_english_run_starts_from_a_trained_models_weights_and_vocabulary(tmp_
     r = CliRunner().invoke(main, args + ["--out", str(tmp_path / "e")])
     assert r.exit_code == 2 and "its vocabulary differs" in r.output
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+    (other / "vocab.txt").write_bytes(b"\xff\xfe[PAD]\n\x80\n")         # not UTF-8
+    r = CliRunner().invoke(main, args + ["--out", str(tmp_path / "e")])
+    assert r.exit_code == 2 and "its vocabulary differs" in r.output
+    for bad, says in (("", "is empty"), (str(tmp_path / "nowhere"), "not a model directory"),
+                      (str(tmp_path / "c.txt"), "not a model directory")):
+        r = CliRunner().invoke(main, args[:-1] + [bad, "--out", str(tmp_path / "f")])
+        assert r.exit_code == 2 and says in r.output and len(r.output.strip().splitlines()) == 1
