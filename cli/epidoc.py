@@ -2,7 +2,6 @@
 decodes and writes; this module only prints)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -24,6 +23,8 @@ def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supp
                        "(one output file each)")
     results = restore_files(lm, inputs, top_k=top_k, config=cfg, hide_supplied=hide_supplied,
                             window=window)
+    import json
+
     config = effective_config(cfg, top_k)
     failed = 0
     for n, r in enumerate(results, 1):

@@ -1,7 +1,6 @@
 """Reading the commands' inputs and writing their results (terminal, JSON Lines, FASTA)."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -12,7 +11,6 @@ from dataclasses import dataclass
 import click
 
 from .status import say
-from infill.data.fasta import format_fasta, is_fasta, parse_fasta
 from infill.data.files import check_length, check_text, read_input
 from infill.errors import InputError
 
@@ -53,6 +51,7 @@ def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "in
     """Inputs from the arguments (a lone argument naming an existing .fa/.fasta/.txt file is
     read as that file), else from --input FILE ('-' = stdin) or piped stdin: FASTA records when
     the text is FASTA, else one input per non-empty line."""
+    from infill.data.fasta import is_fasta, parse_fasta
     if len(texts) == 1 and input_file is None and names_a_file(texts[0]):
         texts, input_file = (), texts[0]
     if texts and input_file is not None:
@@ -252,10 +251,13 @@ def write_aligned(n: int, rec: Record, comps, color: bool, context: int = 12) ->
 
 
 def write_fasta(rec: Record, comps, model: str) -> None:
+    from infill.data.fasta import format_fasta
     for r, c in enumerate(comps, 1):
         click.echo(format_fasta(f"{rec.id}|rank={r}|score={c.score:.4f}|model={model}", c.text),
                    nl=False)
 
 
 def json_line(obj: dict) -> None:
+    import json
+
     click.echo(json.dumps(obj, ensure_ascii=False, allow_nan=False))

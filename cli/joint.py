@@ -7,7 +7,6 @@ Two modes:
 """
 from __future__ import annotations
 
-import json
 
 import click
 
@@ -157,6 +156,7 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
     long_inputs.note(res.windows, what=f"{len(res.windows)} of {len(res.result.records)} "
                                        "examples", refuse="skip them")
     if as_json:
+        import json
         click.echo(json.dumps(res.to_json(), ensure_ascii=False))
         if out:
             res.write(out)

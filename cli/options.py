@@ -14,10 +14,8 @@ from .status import progress_option  # --progress/--no-progress, one name everyw
 
 from infill.config import MAX_SEED, SAMPLERS, DecodeConfig
 from infill.data.files import check_text
-from infill.data.splits import PARTS
-from infill.decoding.proposals import MAX_TEMPERATURE
 from infill.models.device import DTYPES
-from infill.requests import spec_of
+from infill.requests import MAX_TEMPERATURE, spec_of
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""
@@ -44,9 +42,6 @@ class SafePath(click.Path):
 
 
 DEFAULT_MODEL = "builtin:english"
-SPLITS = ("all", *PARTS)
-DEFAULTS = DecodeConfig()
-"""The library's decoding defaults: the CLI shows them, it does not restate them."""
 
 
 def field_option(request, name: str, *aliases: str, **overrides):

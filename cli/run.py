@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import click
 
-from .epidoc import FORMATS as EPIDOC_FORMATS
-from .epidoc import run_epidoc
 from .errors import CLIError, InfillCommand, clean_errors
 from .status import chosen_options, progress_option, say
 from .io import LongInputs, json_line, read_records, use_color, write_aligned, write_fasta, \
@@ -70,6 +68,8 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     infill run --model builtin:greek --view aligned "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"
     infill run --model antiberty --region cdr3 --output-format fasta heavy_chains.fa
     """
+    from .epidoc import FORMATS as EPIDOC_FORMATS
+    from .epidoc import run_epidoc
     from infill.epigraphy import epidoc_paths
     from infill.jobs.fill import fill_inputs
     from infill.parallel import current

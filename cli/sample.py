@@ -10,9 +10,7 @@ from .status import progress_option, say
 from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
                       input_option, json_option, model_option, no_window_option, request_args,
                       seed_option, speed_options)
-from infill.decoding.proposals import MAX_TEMPERATURE
-from infill.defaults import fixed_gap
-from infill.requests import RescoreRequest, SampleRequest
+from infill.requests import MAX_TEMPERATURE, RescoreRequest, SampleRequest
 
 MAX_EPOCHS = 1_000_000
 MAX_CHAINS = 4096
@@ -83,6 +81,7 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     infill sample --gap 2 "To be, or not to ___, that is the question."
     infill sample --anneal 0.02 --epochs 50 --chains 8 --json "The ___ sat on the mat."
     """
+    from infill.defaults import fixed_gap
     from infill.jobs.sample import sample_inputs
     from infill.parallel import current
     from infill.progress import progress as progress_bar

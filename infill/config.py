@@ -10,30 +10,38 @@ help, checked by the one mechanism every request type shares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from infill.decoding.decoders import DECODERS as DECODER_REGISTRY
-from infill.decoding.orders import ORDERS as ORDER_REGISTRY
-from infill.decoding.proposals import SAMPLERS, Proposal
-from infill.decoding.scorers import SCORERS, Scorer, make_scorer
-from infill.decoding.selectors import KEEPS, GumbelSample, Selector, TopB
 from infill.errors import ConfigError
 from infill.requests import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
+
+if TYPE_CHECKING:
+    from infill.decoding.scorers import Scorer
+    from infill.decoding.selectors import Selector
 
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
 
-ORDERS = tuple(ORDER_REGISTRY)
+# The names are spelled here, not read off the registries of :mod:`infill.decoding`, so that the
+# command line's options and help import none of the decoding machinery; tests/test_config.py
+# checks that each tuple is its registry's keys, in order.
+SCORERS = ("hcb", "standard", "scramble", "swap")
+"""Update rules (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`); the first is the default."""
+ORDERS = ("left-to-right", "best-to-worst", "any-order")
 """Which gap position(s) a hypothesis fills next (SPEC §1 "Order"; :mod:`infill.decoding.orders`)."""
-DECODERS = tuple(DECODER_REGISTRY)
+DECODERS = ("beam", "ag")
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
 joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
-DEDUP_KEEPS = KEEPS
+SAMPLERS = ("pure", "temperature", "nucleus")
+"""Sampling baselines (:data:`infill.decoding.proposals.SAMPLERS`)."""
+DEDUP_KEEPS = ("higher", "lower")
+"""Which score a fill reached by several orders keeps (:data:`infill.decoding.selectors.KEEPS`)."""
 PIVOT_CONTEXTS = ("inject", "mask")
 MAX_BEAM = 100_000
 
 
 def _is_scorer(value) -> bool:
+    from infill.decoding.scorers import Scorer
     return isinstance(value, Scorer)
 
 
@@ -120,7 +128,7 @@ class DecodeConfig(Request):
             if self.pivot is not None or self.sampling is not None or self.scorer is not None:
                 raise ConfigError("the ag decoder takes no scorer, pivot or sampling option",
                                   field="decoder")
-        elif not isinstance(self.scorer, Scorer):
+        elif not _is_scorer(self.scorer):
             self.make_scorer()          # the scorer's own check of the options it takes
 
     # ---- derived ------------------------------------------------------------------------------
@@ -129,26 +137,31 @@ class DecodeConfig(Request):
         """The scorer's name (None resolved: hcb, or standard when sampling; "ag" for AG)."""
         if self.decoder == "ag":
             return "ag"
-        if isinstance(self.scorer, Scorer):
+        if _is_scorer(self.scorer):
             return self.scorer.name
         return self.scorer or ("standard" if self.sampling else "hcb")
 
     def make_scorer(self) -> Scorer:
         """A fresh scorer (the given instance when one was passed)."""
+        from infill.decoding.scorers import make_scorer
         if self.decoder == "ag":
             raise ConfigError("the ag decoder has no scorer (it builds a pairwise joint)",
                               field="decoder")
-        return make_scorer(self.scorer if isinstance(self.scorer, Scorer) else self.scorer_name,
+        return make_scorer(self.scorer if _is_scorer(self.scorer) else self.scorer_name,
                            pivot=self.pivot, pivot_context=self.pivot_context)
 
     def search(self):
         """The engine's parts for these options (:class:`~infill.decoding.engine.Search`): a
         fresh scorer (or the given instance), the order and the selector."""
         from infill.decoding.engine import Search
+        from infill.decoding.orders import ORDERS as ORDER_REGISTRY
         return Search(self.make_scorer(), ORDER_REGISTRY[self.order], self.make_selector(),
                       self.beam_size, self.seed, self.allow_special)
 
     def make_selector(self) -> Selector:
+        from infill.decoding.orders import ORDERS as ORDER_REGISTRY
+        from infill.decoding.proposals import Proposal
+        from infill.decoding.selectors import GumbelSample, TopB
         if self.sampling is not None:
             return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))
         return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order].dedup, keep=self.dedup_keep)

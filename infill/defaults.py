@@ -15,7 +15,6 @@ on stderr; JSON: ``config.defaults``; workbench).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +92,8 @@ def _folder(model) -> tuple[Path | None, str]:
 def recommendation(model) -> Recommendation:
     """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``;
     :data:`LIBRARY_DEFAULTS` when it records none. A malformed file is a :class:`ModelLoadError`."""
+    import json
+
     from infill.config import ORDERS, SCORERS
     folder, label = _folder(model)
     path = None if folder is None else folder / DEFAULTS_FILE

@@ -21,6 +21,18 @@ def test_registries_name_every_choice():
     assert all(s.name == name for name, s in built.items())
 
 
+def test_the_names_are_the_registries_keys():
+    """config spells the names so that the options import no decoding machinery; each tuple
+    must be its registry's keys, in order (the first is the default)."""
+    from infill.config import DEDUP_KEEPS
+    from infill.decoding import decoders, orders, proposals, scorers, selectors
+    assert SCORERS == tuple(scorers.SCORERS)
+    assert ORDERS == tuple(orders.ORDERS)
+    assert DECODERS == tuple(decoders.DECODERS)
+    assert SAMPLERS == tuple(proposals.SAMPLERS)
+    assert DEDUP_KEEPS == tuple(selectors.KEEPS)
+
+
 def test_defaults_resolve_the_scorer_and_selector():
     assert DecodeConfig().scorer_name == "hcb"
     assert DecodeConfig(sampling="pure").scorer_name == "standard"   # SPEC 1.1: Score = sum log q

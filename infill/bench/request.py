@@ -17,13 +17,12 @@ from typing import Any, ClassVar
 
 from infill.config import MAX_BEAM, DecodeConfig
 from infill.data.corpora import CORPORA, FORMATS
-from infill.data.splits import PARTS
+from infill.data.splits import SPLITS
 from infill.models.device import DTYPES
 from infill.requests import Request, Spec, option, seed_option
 
 __all__ = ["BenchRequest", "BenchConfig", "SPLITS", "GRID_AXES"]
 
-SPLITS = ("all", *PARTS)
 GRID_AXES = {"gaps": "gap length", "beam_size": "beam size", "top_k": "k of top-k",
              "methods": "method", "pivot": "pivot"}
 """The fields holding one value per point of the grid, and how a warning names a value."""

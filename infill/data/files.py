@@ -10,9 +10,7 @@
 from __future__ import annotations
 
 import codecs
-import json
 import os
-import pickle
 import re
 import stat
 import sys
@@ -23,7 +21,7 @@ from infill.errors import InputError, ModelLoadError
 
 __all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "files_of",
            "input_chars_limit", "input_limit", "path_label", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
-           "read_pickle_file", "read_stdin", "read_text"]
+           "read_stdin", "read_text"]
 
 MAX_FILE_BYTES = 2 * 2 ** 30
 MAX_INPUT_BYTES = 64 * 2 ** 20
@@ -214,6 +212,8 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 def parse_json(text: str | bytes, where: str, error: type[Exception] = InputError):
     """``json.loads`` for text from a file or a request: nesting beyond :data:`MAX_JSON_DEPTH`
     and invalid JSON become ``error`` naming ``where`` (never a RecursionError)."""
+    import json
+
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -304,109 +304,6 @@ def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
             reason = text.splitlines()[0][:200] if text else type(e).__name__
         raise ModelLoadError(f"cannot read {what} {str(path)!r}: {reason}") from None
 
-
-
-def _pickle_globals() -> dict:
-    """The only globals a pickle read by :func:`read_pickle_file` may name, each mapped to a
-    harmless stand-in: numpy arrays, scalars and dtypes; flax's FrozenDict (read as a dict);
-    a jax Array (rebuilt as the numpy array it wraps); a few plain containers."""
-    import collections
-
-    import numpy as np
-    from numpy._core import multiarray
-    from numpy._core.numeric import _frombuffer
-
-    def reconstruct(cls, shape, dtype_code):
-        if cls is not np.ndarray:
-            raise pickle.UnpicklingError(f"refused array subclass {cls!r}")
-        return multiarray._reconstruct(np.ndarray, shape, dtype_code)
-
-    def jax_array(fun, args, arr_state, aval_state=None):
-        # what jax.Array.__reduce__ gives: an ndarray built by numpy's own pickle recipe
-        if fun is not reconstruct:
-            raise pickle.UnpicklingError("refused a jax array not built from numpy")
-        arr = fun(*args)
-        arr.__setstate__(arr_state)
-        return arr
-
-    def latin1(text, encoding="latin1"):   # how protocol-2 pickles carry bytes
-        if not isinstance(text, str) or encoding != "latin1":
-            raise pickle.UnpicklingError("refused _codecs.encode call")
-        return text.encode("latin1")
-
-    table = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
-             ("jax._src.array", "_reconstruct_array"): jax_array,
-             ("flax.core.frozen_dict", "FrozenDict"): dict,
-             ("collections", "OrderedDict"): dict, ("builtins", "set"): set,
-             ("builtins", "frozenset"): frozenset, ("_codecs", "encode"): latin1,
-             ("__builtin__", "set"): set, ("__builtin__", "frozenset"): frozenset}
-    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        table[(module, "_reconstruct")] = reconstruct
-        table[(module, "scalar")] = multiarray.scalar
-    for module in ("numpy._core.numeric", "numpy.core.numeric"):
-        table[(module, "_frombuffer")] = _frombuffer
-    return table
-
-
-class _RestrictedUnpickler(pickle.Unpickler):
-    """Unpickles only what :func:`_pickle_globals` allows; any other global is refused before
-    it is looked up, so nothing named in the file ever runs."""
-
-    allowed: dict = {}
-
-    def find_class(self, module: str, name: str):
-        try:
-            return self.allowed[(module, name)]
-        except KeyError:
-            raise _Refused(f"{module}.{name}") from None
-
-    def persistent_load(self, pid):
-        raise pickle.UnpicklingError("persistent ids are not allowed")
-
-
-class _Refused(Exception):
-    """A pickle named a global outside the allow-list."""
-
-
-def _check_arrays(obj, depth: int = 0) -> None:
-    """Refuse object arrays (and absurd nesting) in an unpickled tree."""
-    import numpy as np
-    if depth > 64:
-        raise pickle.UnpicklingError("nested more than 64 levels deep")
-    if isinstance(obj, np.ndarray) and obj.dtype.hasobject:
-        raise pickle.UnpicklingError("an array of Python objects")
-    items = obj.items() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
-    for item in items:
-        _check_arrays(item, depth + 1)
-
-
-def read_pickle_file(path: str | Path, what: str) -> object:
-    """A pickle made of plain containers, numbers, strings and numpy arrays (flax FrozenDicts
-    read as dicts, jax Arrays as numpy arrays): how JAX checkpoints such as Ithaca's are saved.
-    Any other global is refused with a ModelLoadError naming it; nothing in the file runs."""
-    import io
-
-    p = Path(path)
-    try:
-        data = read_bytes(p, what)          # bounded: a device or pipe cannot feed it forever
-    except InputError as e:
-        raise ModelLoadError(str(e)) from None
-    unpickler = _RestrictedUnpickler(io.BytesIO(data))
-    unpickler.allowed = _pickle_globals()
-    try:
-        obj = unpickler.load()
-        _check_arrays(obj)
-    except _Refused as e:
-        raise ModelLoadError(f"refused {what} {str(p)!r}: it names the global {e}, which a "
-                             "checkpoint of arrays never needs (nothing was run)") from None
-    except RecursionError:
-        raise ModelLoadError(f"cannot read {what} {str(p)!r}: nested too deeply") from None
-    except Exception as e:  # noqa: BLE001 - truncated, corrupt, refused call: all a load error
-        text = str(e).strip().splitlines()
-        reason = text[0][:200] if text else type(e).__name__
-        raise ModelLoadError(f"cannot read {what} {str(p)!r}: not a checkpoint of arrays "
-                             f"({reason})") from None
-    return obj
 
 def ensure_dir(path: str | Path, what: str = "output folder", field: str | None = None) -> Path:
     """Create a folder (and its parents) for writing; InputError naming it (``what``, and the

@@ -7,21 +7,19 @@ the recorded split, so "test" is exactly the data the model never saw.
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from infill.data.corpora import CORPORA, resolve_corpus
-from infill.data.examples import build_examples
 from infill.data.files import files_of, path_label
 from infill.errors import ConfigError, InputError, ModelLoadError
 
-__all__ = ["PARTS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
+__all__ = ["PARTS", "SPLITS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
            "split_documents", "split_indices", "training_record"]
 
 PARTS = ("train", "validation", "test")
+SPLITS = ("all", *PARTS)
+"""What a held-out option takes: one part of the split, or all the data (a file's, unsplit)."""
 _SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: splits are records)
 
 
@@ -124,6 +122,12 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     with the training defaults, seed 0); ``max_length``: their examples' length (the model's);
     ``data``: the data root for corpus names (see :mod:`infill.data.corpora`).
     """
+    import shutil               # here, and the corpus readers: the options read PARTS alone
+    import tempfile
+
+    from infill.data.corpora import CORPORA, resolve_corpus
+    from infill.data.examples import build_examples
+
     info = training_record(model)
     fam = info.get("family") or family or (corpus if corpus in CORPORA else None)
     if not isinstance(fam, str) or fam not in CORPORA:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from infill.lazy import torch
 
 from infill.errors import ConfigError
+from infill.requests import MAX_TEMPERATURE
 
 SAMPLERS = ("pure", "temperature", "nucleus")
 """Names of the matched-budget sampling baselines."""
@@ -63,8 +64,6 @@ class Proposal:
                                   self.top_p if self.kind == "nucleus" else None)
 
 
-MAX_TEMPERATURE = 1e6
-"""The largest temperature the CLI accepts (a tempered distribution is uniform long before)."""
 
 
 def check_temperature(t: float, what: str = "temperature") -> None:

@@ -9,12 +9,18 @@ their own JSON; the front ends (``infill run``, ``joint``, ``sample``, ``rescore
 
 Loading, torchrun sharding and per-input errors go through :mod:`infill.runner`.
 """
-from infill.jobs.fill import FillRequest, FillRun, InputFill, fill_inputs
-from infill.jobs.inputs import Input, as_inputs, reads_leiden
-from infill.jobs.joint import JointRequest, PairJoints, joint_metrics, pair_joints
-from infill.jobs.rescore import Ranking, ScoredText, rescore_inputs
-from infill.jobs.sample import InputSample, sample_inputs
+from infill.lazy import lazy_exports
 
-__all__ = ["FillRequest", "FillRun", "InputFill", "fill_inputs", "Input", "as_inputs",
-           "reads_leiden", "JointRequest", "PairJoints", "pair_joints", "joint_metrics",
-           "InputSample", "sample_inputs", "Ranking", "ScoredText", "rescore_inputs"]
+_EXPORTS = {
+    **dict.fromkeys(["FillRequest", "FillRun", "InputFill", "fill_inputs"], "infill.jobs.fill"),
+    **dict.fromkeys(["Input", "as_inputs", "reads_leiden"], "infill.jobs.inputs"),
+    **dict.fromkeys(["JointRequest", "PairJoints", "joint_metrics", "pair_joints"],
+                    "infill.jobs.joint"),
+    **dict.fromkeys(["Ranking", "ScoredText", "rescore_inputs"], "infill.jobs.rescore"),
+    **dict.fromkeys(["InputSample", "sample_inputs"], "infill.jobs.sample"),
+}
+"""Each public name's module: imported on first use, so that one job's request (the command
+line's options) does not import the other jobs."""
+
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

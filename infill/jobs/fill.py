@@ -18,13 +18,12 @@ from infill.decoding.lengths import LENGTH_SCORES
 from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  reads_leiden)
-from infill.defaults import Defaults, resolve_defaults, resolve_gap, resolve_length_score
-from infill.parallel import Shard
 from infill.requests import Request, option
-from infill.runner import in_rounds
 
-if TYPE_CHECKING:      # the api (and torch) load when a fill runs, not for `infill run --help`
+if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
     from infill.api import FillResult
+    from infill.defaults import Defaults
+    from infill.parallel import Shard
 
 __all__ = ["FillRequest", "InputFill", "FillRun", "fill_inputs"]
 
@@ -131,6 +130,7 @@ class FillRun:
     def decoded(self) -> Iterator[list[InputFill]]:
         """Each batch's fills as soon as its round of torchrun ranks is done (rank r decodes
         batches r, r + N, ...), in input order on rank 0."""
+        from infill.runner import in_rounds
         batches = self.batches()
         yield from in_rounds(batches, self._decode, self.shard)
 
@@ -179,6 +179,7 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
     sigla (:func:`~infill.jobs.inputs.reads_leiden`). An input that cannot be read or filled
     gets its error (:meth:`InputFill.failure` names it); the others go on. Returns the
     :class:`FillRun`; iterating it decodes."""
+    from infill.defaults import resolve_defaults, resolve_gap, resolve_length_score
     request = FillRequest.from_options(request, **options)
     if chosen is None:
         default = DecodeConfig()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from infill.data.splits import PARTS
+from infill.data.splits import SPLITS
 from infill.errors import InputError
 from infill.parallel import Shard
 from infill.requests import AG_MAX_ITERATIONS, Request, option, seed_option
@@ -24,7 +24,6 @@ __all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_c
 
 SCHEMES = ("random", "contiguous")
 """Which position pairs of a sentence are evaluated."""
-SPLITS = ("all", *PARTS)
 
 
 @dataclass(frozen=True)

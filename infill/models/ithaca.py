@@ -2,7 +2,7 @@
 
 Ithaca's published checkpoint (``checkpoint_v1.pkl``) is a pickle of
 ``{params, model_config, region_map, alphabet}``; it is read with infill's restricted unpickler
-(:func:`infill.data.files.read_pickle_file`), so no jax or flax is needed and nothing in the file
+(:func:`infill.data.pickles.read_pickle_file`), so no jax or flax is needed and nothing in the file
 runs. Only the restoration head is ported (not the region and date heads).
 
 The network, as Ithaca builds it:
@@ -433,7 +433,7 @@ def _word_list(alphabet, size: int, where: str) -> list[str]:
 
 def _read_checkpoint(path: str | Path) -> tuple[IthacaConfig, dict, list[str]]:
     """(config, flat restoration params, words) of an Ithaca pickle, every shape checked."""
-    from infill.data.files import read_pickle_file
+    from infill.data.pickles import read_pickle_file
 
     where = f"Ithaca checkpoint {str(path)!r}"
     ckpt = read_pickle_file(path, "Ithaca checkpoint")

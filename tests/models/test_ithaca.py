@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import infill
-from infill.data.files import read_pickle_file
+from infill.data.pickles import read_pickle_file
 from infill.errors import LongInputWarning, ModelLoadError
 from infill.models import ithaca
 from infill.models.ithaca import (ALPHABET, IthacaConfig, IthacaMaskedLM, IthacaNet,

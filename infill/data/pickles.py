@@ -1,0 +1,119 @@
+"""Reading a pickle without running it: how JAX checkpoints such as Ithaca's are saved.
+
+:func:`read_pickle_file` unpickles with an allow-list (numpy arrays, scalars and dtypes, flax's
+FrozenDict, jax Arrays rebuilt from numpy, plain containers); any other global is refused before
+it is looked up, so nothing named in the file runs. Kept apart from :mod:`infill.data.files` so
+that reading text never imports :mod:`pickle`.
+"""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from infill.data.files import read_bytes
+from infill.errors import InputError, ModelLoadError
+
+__all__ = ["read_pickle_file"]
+
+
+def _pickle_globals() -> dict:
+    """The only globals a pickle read by :func:`read_pickle_file` may name, each mapped to a
+    harmless stand-in: numpy arrays, scalars and dtypes; flax's FrozenDict (read as a dict);
+    a jax Array (rebuilt as the numpy array it wraps); a few plain containers."""
+    import collections
+
+    import numpy as np
+    from numpy._core import multiarray
+    from numpy._core.numeric import _frombuffer
+
+    def reconstruct(cls, shape, dtype_code):
+        if cls is not np.ndarray:
+            raise pickle.UnpicklingError(f"refused array subclass {cls!r}")
+        return multiarray._reconstruct(np.ndarray, shape, dtype_code)
+
+    def jax_array(fun, args, arr_state, aval_state=None):
+        # what jax.Array.__reduce__ gives: an ndarray built by numpy's own pickle recipe
+        if fun is not reconstruct:
+            raise pickle.UnpicklingError("refused a jax array not built from numpy")
+        arr = fun(*args)
+        arr.__setstate__(arr_state)
+        return arr
+
+    def latin1(text, encoding="latin1"):   # how protocol-2 pickles carry bytes
+        if not isinstance(text, str) or encoding != "latin1":
+            raise pickle.UnpicklingError("refused _codecs.encode call")
+        return text.encode("latin1")
+
+    table = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
+             ("jax._src.array", "_reconstruct_array"): jax_array,
+             ("flax.core.frozen_dict", "FrozenDict"): dict,
+             ("collections", "OrderedDict"): dict, ("builtins", "set"): set,
+             ("builtins", "frozenset"): frozenset, ("_codecs", "encode"): latin1,
+             ("__builtin__", "set"): set, ("__builtin__", "frozenset"): frozenset}
+    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        table[(module, "_reconstruct")] = reconstruct
+        table[(module, "scalar")] = multiarray.scalar
+    for module in ("numpy._core.numeric", "numpy.core.numeric"):
+        table[(module, "_frombuffer")] = _frombuffer
+    return table
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles only what :func:`_pickle_globals` allows; any other global is refused before
+    it is looked up, so nothing named in the file ever runs."""
+
+    allowed: dict = {}
+
+    def find_class(self, module: str, name: str):
+        try:
+            return self.allowed[(module, name)]
+        except KeyError:
+            raise _Refused(f"{module}.{name}") from None
+
+    def persistent_load(self, pid):
+        raise pickle.UnpicklingError("persistent ids are not allowed")
+
+
+class _Refused(Exception):
+    """A pickle named a global outside the allow-list."""
+
+
+def _check_arrays(obj, depth: int = 0) -> None:
+    """Refuse object arrays (and absurd nesting) in an unpickled tree."""
+    import numpy as np
+    if depth > 64:
+        raise pickle.UnpicklingError("nested more than 64 levels deep")
+    if isinstance(obj, np.ndarray) and obj.dtype.hasobject:
+        raise pickle.UnpicklingError("an array of Python objects")
+    items = obj.items() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+    for item in items:
+        _check_arrays(item, depth + 1)
+
+
+def read_pickle_file(path: str | Path, what: str) -> object:
+    """A pickle made of plain containers, numbers, strings and numpy arrays (flax FrozenDicts
+    read as dicts, jax Arrays as numpy arrays): how JAX checkpoints such as Ithaca's are saved.
+    Any other global is refused with a ModelLoadError naming it; nothing in the file runs."""
+    import io
+
+    p = Path(path)
+    try:
+        data = read_bytes(p, what)          # bounded: a device or pipe cannot feed it forever
+    except InputError as e:
+        raise ModelLoadError(str(e)) from None
+    unpickler = _RestrictedUnpickler(io.BytesIO(data))
+    unpickler.allowed = _pickle_globals()
+    try:
+        obj = unpickler.load()
+        _check_arrays(obj)
+    except _Refused as e:
+        raise ModelLoadError(f"refused {what} {str(p)!r}: it names the global {e}, which a "
+                             "checkpoint of arrays never needs (nothing was run)") from None
+    except RecursionError:
+        raise ModelLoadError(f"cannot read {what} {str(p)!r}: nested too deeply") from None
+    except Exception as e:  # noqa: BLE001 - truncated, corrupt, refused call: all a load error
+        text = str(e).strip().splitlines()
+        reason = text[0][:200] if text else type(e).__name__
+        raise ModelLoadError(f"cannot read {what} {str(p)!r}: not a checkpoint of arrays "
+                             f"({reason})") from None
+    return obj
