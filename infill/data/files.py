@@ -14,7 +14,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from infill.errors import InputError, ModelLoadError
@@ -308,6 +307,8 @@ def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
 def ensure_dir(path: str | Path, what: str = "output folder", field: str | None = None) -> Path:
     """Create a folder (and its parents) for writing; InputError naming it (``what``, and the
     request ``field`` that gave it) when that fails."""
+    import tempfile
+
     p = Path(path)
     try:
         p.mkdir(parents=True, exist_ok=True)
