@@ -12,9 +12,9 @@ import click
 
 from .status import progress_option  # --progress/--no-progress, one name everywhere
 
-from infill.config import MAX_SEED, SAMPLERS, DecodeConfig
+from infill.config import MAX_SEED, DecodeConfig
 from infill.data.files import check_text
-from infill.models.device import DTYPES
+from infill.names import DTYPES, SAMPLERS
 from infill.requests import MAX_TEMPERATURE, spec_of
 
 class FiniteFloat(click.FloatRange):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infill.errors import ConfigError
+from infill.names import DECODERS, DEDUP_KEEPS, ORDERS, PIVOT_CONTEXTS, SAMPLERS, SCORERS
 from infill.requests import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
 
 if TYPE_CHECKING:
@@ -22,21 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
 
-# The names are spelled here, not read off the registries of :mod:`infill.decoding`, so that the
-# command line's options and help import none of the decoding machinery; tests/test_config.py
-# checks that each tuple is its registry's keys, in order.
-SCORERS = ("hcb", "standard", "scramble", "swap")
-"""Update rules (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`); the first is the default."""
-ORDERS = ("left-to-right", "best-to-worst", "any-order")
-"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order"; :mod:`infill.decoding.orders`)."""
-DECODERS = ("beam", "ag")
-"""beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
-joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
-SAMPLERS = ("pure", "temperature", "nucleus")
-"""Sampling baselines (:data:`infill.decoding.proposals.SAMPLERS`)."""
-DEDUP_KEEPS = ("higher", "lower")
-"""Which score a fill reached by several orders keeps (:data:`infill.decoding.selectors.KEEPS`)."""
-PIVOT_CONTEXTS = ("inject", "mask")
 MAX_BEAM = 100_000
 
 

@@ -22,15 +22,13 @@ def test_registries_name_every_choice():
 
 
 def test_the_names_are_the_registries_keys():
-    """config spells the names so that the options import no decoding machinery; each tuple
-    must be its registry's keys, in order (the first is the default)."""
-    from infill.config import DEDUP_KEEPS
-    from infill.decoding import decoders, orders, proposals, scorers, selectors
+    """infill.names spells the names so that the options import no decoding machinery; each
+    registry keyed by its classes' own names must have exactly those keys, in order (the first
+    is the default)."""
+    from infill.decoding import decoders, orders, scorers
     assert SCORERS == tuple(scorers.SCORERS)
     assert ORDERS == tuple(orders.ORDERS)
     assert DECODERS == tuple(decoders.DECODERS)
-    assert SAMPLERS == tuple(proposals.SAMPLERS)
-    assert DEDUP_KEEPS == tuple(selectors.KEEPS)
 
 
 def test_defaults_resolve_the_scorer_and_selector():

@@ -23,9 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from infill.errors import InputError, ModelLoadError
+from infill.names import REGIONS
 
-REGIONS = ("fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4")
-"""The seven regions of a V domain, N- to C-terminal."""
 
 IMGT_BOUNDARIES: dict[str, tuple[int, int]] = {
     "fr1": (1, 26), "cdr1": (27, 38), "fr2": (39, 55), "cdr2": (56, 65),

@@ -37,14 +37,13 @@ from dataclasses import dataclass, field
 from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
+from infill.names import LENGTH_SCORES
 from infill.requests import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
            "gap_lengths", "one_length", "parse_length", "shorten", "variants",
            "word_piece_masks"]
 
-LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
-"""How completions of different lengths are ranked together (``length_score``)."""
 WORD_PIECES = 3
 """A whole-word gap (``gap="word"``) is a word of 1 to this many word pieces."""
 WORD = "word"

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from infill.lazy import torch
 
 from infill.errors import ConfigError
+from infill.names import SAMPLERS
 from infill.requests import MAX_TEMPERATURE
 
-SAMPLERS = ("pure", "temperature", "nucleus")
-"""Names of the matched-budget sampling baselines."""
 
 _TINY = 1e-300  # smallest uniform used by a Gumbel draw (-log(-log u) stays finite)
 

@@ -78,11 +78,6 @@ def _pad_to(B: int, *ts: torch.Tensor, fill_first=NEG_INF):
     return tuple(out)
 
 
-KEEPS = ("higher", "lower")
-"""Which score a fill reached by several paths keeps (``dedup_keep``): the higher (SPEC §1), or
-the lower (what Ithaca's published code does; for parity)."""
-
-
 class TopB(Selector):
     """Beam search: keep the global top-B candidates of each input.
 

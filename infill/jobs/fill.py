@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infill.config import DecodeConfig
-from infill.data.regions import REGIONS
-from infill.decoding.lengths import LENGTH_SCORES
 from infill.errors import ConfigError
+from infill.names import LENGTH_SCORES, REGIONS
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  reads_leiden)
 from infill.requests import Request, option

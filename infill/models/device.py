@@ -6,9 +6,8 @@ import warnings
 from infill.lazy import torch
 
 from infill.errors import ConfigError
+from infill.names import DTYPES
 
-DTYPES = ("float32", "bf16", "fp16")
-"""Names of ``--dtype`` (aliases: fp32, bfloat16, float16)."""
 _DTYPES = {"float32": "float32", "fp32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16",
            "fp16": "float16", "float16": "float16"}
 """Each name of ``--dtype`` (and alias) -> the torch dtype's attribute name."""

@@ -1,0 +1,34 @@
+"""The names a front end offers as choices, each spelled once here and importing nothing.
+
+The modules that implement a choice read its names from here (``infill.decoding.lengths`` its
+``LENGTH_SCORES``, ``infill.data.regions`` its ``REGIONS``, ...), so that the command line's
+options and help, which need only the names, import none of the machinery behind them. The
+registries keyed by a class's own ``name`` (scorers, orders, decoders) are held equal to these
+tuples by ``tests/test_config.py``. In each tuple the first name is the default.
+"""
+from __future__ import annotations
+
+__all__ = ["SCORERS", "ORDERS", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
+           "LENGTH_SCORES", "REGIONS", "DTYPES"]
+
+SCORERS = ("hcb", "standard", "scramble", "swap")
+"""Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
+ORDERS = ("left-to-right", "best-to-worst", "any-order")
+"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order"; :mod:`infill.decoding.orders`)."""
+DECODERS = ("beam", "ag")
+"""beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
+joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
+SAMPLERS = ("pure", "temperature", "nucleus")
+"""The matched-budget sampling baselines (:mod:`infill.decoding.proposals`)."""
+DEDUP_KEEPS = ("higher", "lower")
+"""Which score a fill reached by several paths keeps (``dedup_keep``): the higher (SPEC §1), or
+the lower (what Ithaca's published code does; for parity)."""
+PIVOT_CONTEXTS = ("inject", "mask")
+"""How HCB's pivots are context: as the pivot tokens (SPEC), or as [MASK] (the paper's code)."""
+LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
+"""How completions of different lengths are ranked together (``length_score``;
+:mod:`infill.decoding.lengths`)."""
+REGIONS = ("fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4")
+"""The seven regions of an antibody V domain, N- to C-terminal (:mod:`infill.data.regions`)."""
+DTYPES = ("float32", "bf16", "fp16")
+"""Names of ``--dtype`` (aliases: fp32, bfloat16, float16; :mod:`infill.models.device`)."""
