@@ -6,12 +6,13 @@ import click
 
 from .errors import CLIError, InfillCommand, clean_errors
 from .status import chosen_options, progress_option, say
-from .io import LongInputs, json_line, read_records, use_color, write_aligned, write_fasta, \
-    write_table
 from .options import (GapLengthType, SafePath, decode_config, decode_options, device_options,
                       field_option, input_option, json_option, model_option, no_window_option,
                       request_args, seed_option, speed_options)
 from infill.jobs.fill import FillRequest
+from infill.lazy import LazyModule
+
+io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help
 
 
 def _fill(name: str, *aliases: str, **overrides):
@@ -88,29 +89,29 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
         lm = load(model, device, shard, **options)
         return run_epidoc(lm, model, epidoc, request.decode, request.top_k, fmt, hide_supplied,
                           request.window, out)
-    records = read_records(texts, input_file)
+    records = io.read_records(texts, input_file)
     lm = load(model, device, shard, **options,
               **({"allow_nonstandard": True} if allow_nonstandard else {}))
     job = fill_inputs(lm, records, request, name=model, chosen=chosen_options(), shard=shard)
     say(job.defaults.line())
     for input_id, warning in job.warnings:
         click.echo(f"Warning: input {input_id}: {warning}", err=True)
-    failed = _print_fills(job, fmt, view, LongInputs(lm, no_window), progress, shard)
+    failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard)
     if shard.broadcast(failed):
         if not shard.main:
             raise SystemExit(2)
         raise CLIError(f"{failed} of {len(job.inputs)} input(s) could not be filled (see above)")
 
 
-def _print_fills(job, fmt: str, view: str, long_inputs: LongInputs, progress, shard) -> int:
+def _print_fills(job, fmt: str, view: str, long_inputs: io.LongInputs, progress, shard) -> int:
     """Print every input's fill as its batch is done (rank 0); the number that failed."""
     from infill.progress import progress as progress_bar
 
-    color = use_color()
+    color = io.use_color()
     shown = progress if shard.main and len(job.batches()) > 1 else False
     bar = progress_bar(total=len(job.inputs), desc="run", unit="input", enabled=shown)
     failed = n = 0
-    with LongInputs.quiet():
+    with io.LongInputs.quiet():
         for fills in job.decoded():
             bar.clear()                      # results print on a clean line, then the bar
             long_inputs.note(any(f.result.windows for f in fills))
@@ -122,7 +123,7 @@ def _print_fills(job, fmt: str, view: str, long_inputs: LongInputs, progress, sh
     return failed
 
 
-def _print_fill(n: int, f, fmt: str, view: str, long_inputs: LongInputs, color: bool) -> int:
+def _print_fill(n: int, f, fmt: str, view: str, long_inputs: io.LongInputs, color: bool) -> int:
     """One input's errors and notes on stderr, its completions on stdout; 1 if it failed."""
     rec = f.input
     f.error = long_inputs.error(f.error, f.error_field)
@@ -131,13 +132,13 @@ def _print_fill(n: int, f, fmt: str, view: str, long_inputs: LongInputs, color: 
     for note in f.result.notes:
         click.echo(f"note: input {rec.id}: {note}", err=True)
     if fmt == "json":
-        json_line(f.to_json())
+        io.json_line(f.to_json())
     elif f.error is not None:
         pass
     elif fmt == "fasta":
-        write_fasta(rec, f.completions, f.model)
+        io.write_fasta(rec, f.completions, f.model)
     elif view == "aligned":
-        write_aligned(n, rec, f.completions, color)
+        io.write_aligned(n, rec, f.completions, color)
     else:
-        write_table(n, rec, f.completions, color)
+        io.write_table(n, rec, f.completions, color)
     return int(f.error is not None)

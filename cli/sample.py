@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from .errors import CLIError, InfillCommand, clean_errors
-from .io import LongInputs, json_line, read_records, use_color
 from .status import progress_option, say
 from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
                       input_option, json_option, model_option, no_window_option, request_args,
                       seed_option, speed_options)
 from infill.requests import MAX_TEMPERATURE, RescoreRequest, SampleRequest
+from infill.lazy import LazyModule
+
+io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help
 
 MAX_EPOCHS = 1_000_000
 MAX_CHAINS = 4096
@@ -93,17 +95,17 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
             options[name] = alias
     opts = SampleRequest(**request_args(SampleRequest, options))
     shard = current()
-    records = read_records(texts, input_file)
+    records = io.read_records(texts, input_file)
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     gap, gap_note = fixed_gap(gap, lm)
     if gap_note and shard.main:
         say(gap_note)
-    long_inputs = LongInputs(lm, no_window, "sampled in the longest context window centred on "
+    long_inputs = io.LongInputs(lm, no_window, "sampled in the longest context window centred on "
                                             "the gaps")
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
-                      enabled=shown) as bar, LongInputs.quiet():
+                      enabled=shown) as bar, io.LongInputs.quiet():
         results = sample_inputs(lm, records, opts, gap=gap, marker=marker,
                                 window=long_inputs.window, name=model, shard=shard,
                                 progress=bar)
@@ -112,7 +114,7 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     failed = sum(s.error is not None for s in results)
     shard.broadcast(failed)
     long_inputs.note(any(s.error is None and s.result.windows for s in results))
-    color = use_color()
+    color = io.use_color()
     for n, s in enumerate(results, 1):
         s.error = long_inputs.error(s.error, s.error_field)
         _print_sample(n, s, opts, top, as_json, color)
@@ -128,7 +130,7 @@ def _print_sample(n: int, s, opts: SampleRequest, top: int, as_json: bool, color
     if s.error is not None:
         click.echo(f"Error: input {rec.id}: {s.error}", err=True)
     if as_json:
-        json_line(s.to_json(top))
+        io.json_line(s.to_json(top))
     if as_json or s.error is not None:
         return
     kind = "Gibbs (always accept)" if opts.gibbs else "MH"
@@ -179,13 +181,13 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     from infill.runner import load
 
     shard = current()
-    records = read_records(tuple(texts), input_file, "text")
+    records = io.read_records(tuple(texts), input_file, "text")
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
-    long_inputs = LongInputs(lm, no_window, "each token scored in the longest context window "
+    long_inputs = io.LongInputs(lm, no_window, "each token scored in the longest context window "
                                             "centred on it")
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="rescore", unit="text",
-                      enabled=shown) as bar, LongInputs.quiet():
+                      enabled=shown) as bar, io.LongInputs.quiet():
         ranking = rescore_inputs(lm, records, energy=energy, window=long_inputs.window,
                                  name=model, shard=shard, progress=bar)
     if shard.broadcast(None if ranking is None else bool(ranking.failed)) and not shard.main:
@@ -202,7 +204,7 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
         click.echo(f"Error: text {t.id}: {t.error}", err=True)
     if as_json:
         for row in ranking.to_json(top_k):
-            json_line(row)
+            io.json_line(row)
     else:
         click.echo(f"  {'rank':>4}  {'energy':>10}  {'E/token':>8}  text")
         for row in ranking.top(top_k):

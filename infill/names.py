@@ -9,7 +9,7 @@ tuples by ``tests/test_config.py``. In each tuple the first name is the default.
 from __future__ import annotations
 
 __all__ = ["SCORERS", "ORDERS", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
-           "LENGTH_SCORES", "REGIONS", "DTYPES"]
+           "LENGTH_SCORES", "REGIONS", "DTYPES", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
@@ -32,3 +32,5 @@ REGIONS = ("fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4")
 """The seven regions of an antibody V domain, N- to C-terminal (:mod:`infill.data.regions`)."""
 DTYPES = ("float32", "bf16", "fp16")
 """Names of ``--dtype`` (aliases: fp32, bfloat16, float16; :mod:`infill.models.device`)."""
+FAMILIES = ("english", "greek", "protein")
+"""The trainable families, one per named corpus (:data:`infill.data.corpora.CORPORA`)."""

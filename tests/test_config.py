@@ -25,10 +25,13 @@ def test_the_names_are_the_registries_keys():
     """infill.names spells the names so that the options import no decoding machinery; each
     registry keyed by its classes' own names must have exactly those keys, in order (the first
     is the default)."""
+    from infill.data.corpora import CORPORA
     from infill.decoding import decoders, orders, scorers
+    from infill.names import FAMILIES
     assert SCORERS == tuple(scorers.SCORERS)
     assert ORDERS == tuple(orders.ORDERS)
     assert DECODERS == tuple(decoders.DECODERS)
+    assert FAMILIES == tuple(CORPORA)
 
 
 def test_defaults_resolve_the_scorer_and_selector():

@@ -11,15 +11,13 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from infill.data.corpora import CORPORA, resolve_corpus
 from infill.errors import ConfigError, InfillError
+from infill.names import FAMILIES
 from infill.training.request import ModelOptions, TrainConfig, TrainRequest
 
 __all__ = ["FAMILIES", "default_corpus", "family_class", "Family", "ModelOptions", "TrainConfig",
            "TrainRequest", "TrainResult", "run_training", "train", "train_request"]
 
-FAMILIES = tuple(CORPORA)
-"""The trainable families: one per named corpus."""
 _LOOP = ("Family", "TrainResult", "train")
 
 
@@ -33,7 +31,8 @@ def default_corpus(family: str, data: str | Path | None = None) -> str | tuple[s
     """The family's named corpus under the data root (``--data-dir`` / ``$INFILL_DATA`` /
     ../shared/data): its path, or a tuple of paths read one after another; None when it is
     not there."""
-    if family not in CORPORA:
+    from infill.data.corpora import resolve_corpus
+    if family not in FAMILIES:
         return None
     try:
         return resolve_corpus(family, data)[0]
