@@ -11,12 +11,14 @@ from __future__ import annotations
 import click
 
 from .errors import InfillCommand, clean_errors
-from .io import LongInputs, json_line
 from .options import (SafePath, data_option, device_options, examples_option, field_option,
                       json_option, model_option, no_window_option, progress_option,
                       request_args, speed_options)
 from infill.errors import InputError
 from infill.jobs.joint import JointRequest
+from infill.lazy import LazyModule
+
+io = LazyModule(f"{__package__}.io")      # inputs read, results printed: when it runs, not for --help
 
 
 def _joint(name: str, *aliases: str, **overrides):
@@ -114,12 +116,12 @@ def _one_text(lm, model: str, text: str, request: JointRequest, no_window: bool,
     """TEXT mode: the top pairs of each joint, as a table or one JSON line."""
     from infill.jobs.joint import pair_joints
 
-    long_inputs = LongInputs(lm, no_window, "read in the longest context window centred on the "
+    long_inputs = io.LongInputs(lm, no_window, "read in the longest context window centred on the "
                                             "gaps")
     for note in lm.input_notes(text):
         click.echo(f"note: {note}", err=True)
     try:
-        with LongInputs.quiet():
+        with io.LongInputs.quiet():
             res = pair_joints(lm, text, request, name=model)
     except InputError as e:
         if e.field != "window":
@@ -127,7 +129,7 @@ def _one_text(lm, model: str, text: str, request: JointRequest, no_window: bool,
         raise InputError(long_inputs.error(e.message(), e.field)) from None
     long_inputs.note(res.windows)
     if as_json:
-        json_line(res.to_json())
+        io.json_line(res.to_json())
     else:
         _print_pairs(res)
 
@@ -138,7 +140,7 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
     from infill.jobs.joint import joint_metrics
     from infill.progress import progress as progress_bar
 
-    long_inputs = LongInputs(lm, no_window, "each pair read in the longest context window "
+    long_inputs = io.LongInputs(lm, no_window, "each pair read in the longest context window "
                                             "centred on it")
 
     def begin(examples: int, texts: int):
@@ -148,7 +150,7 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
         return progress_bar(total=examples, desc=f"joint ({request.scheme})", unit="pair",
                             enabled=progress if shard.main else False)
 
-    with LongInputs.quiet():
+    with io.LongInputs.quiet():
         res = joint_metrics(lm, request, name=model, corpus=corpus, data_root=data_root,
                             shard=shard, begin=begin)
     if res is None:                        # under torchrun, rank 0 reports

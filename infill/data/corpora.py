@@ -15,7 +15,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from infill.data.fasta import parse_fasta
 from infill.data.files import files_of, parse_json, read_text
 from infill.errors import ConfigError, InputError
 
@@ -130,6 +129,7 @@ def _file_texts(path: Path, fmt: str, what: str) -> list[str]:
         raise InputError(f"{what} not found: {str(path)!r}")
     raw = read_text(path, what)
     if fmt == "fasta":
+        from infill.data.fasta import parse_fasta
         return [r.sequence for r in parse_fasta(raw, str(path))]
     if fmt == "jsonl":
         return read_jsonl(raw, str(path))

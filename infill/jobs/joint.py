@@ -12,12 +12,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infill.data.splits import SPLITS
 from infill.errors import InputError
-from infill.parallel import Shard
 from infill.requests import AG_MAX_ITERATIONS, Request, option, seed_option
+
+if TYPE_CHECKING:
+    from infill.parallel import Shard
 
 __all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_corpus",
            "joint_metrics"]
