@@ -15,7 +15,7 @@ from .status import progress_option  # --progress/--no-progress, one name everyw
 from infill.config import MAX_SEED, DecodeConfig
 from infill.data.files import check_text
 from infill.names import DTYPES, SAMPLERS
-from infill.requests import MAX_TEMPERATURE, spec_of
+from infill.fields import MAX_TEMPERATURE, spec_of
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""

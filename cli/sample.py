@@ -9,7 +9,8 @@ from .status import progress_option, say
 from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
                       input_option, json_option, model_option, no_window_option, request_args,
                       seed_option, speed_options)
-from infill.requests import MAX_TEMPERATURE, RescoreRequest, SampleRequest
+from infill.fields import MAX_TEMPERATURE
+from infill.requests import RescoreRequest, SampleRequest
 from infill.lazy import LazyModule
 
 io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help

@@ -30,7 +30,7 @@ from infill.decoding.windows import Window, windows_for
 from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
-from infill.requests import Spec
+from infill.fields import Spec
 from infill.defaults import Defaults, resolve_defaults, resolve_gap, resolve_length_score
 
 

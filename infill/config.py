@@ -1,10 +1,10 @@
 """One decoding configuration, validated once, that flows CLI -> API -> engine -> bench; and the
-registries of names every front end takes its choices from.
+names of the registries it chooses from (spelled in :mod:`infill.names`).
 
     cfg = DecodeConfig(scorer="hcb", order="best-to-worst", beam_size=20)
     infill.fill(model, text, config=cfg)          # or infill.fill(model, text, beam_size=20, ...)
 
-:class:`DecodeConfig` is a request (:mod:`infill.requests`): each field carries its rules and
+:class:`DecodeConfig` is a request (:mod:`infill.fields`): each field carries its rules and
 help, checked by the one mechanism every request type shares.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infill.errors import ConfigError
+from infill.fields import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
 from infill.names import DECODERS, DEDUP_KEEPS, ORDERS, PIVOT_CONTEXTS, SAMPLERS, SCORERS
-from infill.requests import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
 
 if TYPE_CHECKING:
     from infill.decoding.scorers import Scorer

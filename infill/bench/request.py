@@ -19,7 +19,7 @@ from infill.config import MAX_BEAM, DecodeConfig
 from infill.data.corpora import CORPORA, FORMATS
 from infill.data.splits import SPLITS
 from infill.names import DTYPES
-from infill.requests import Request, Spec, option, seed_option
+from infill.fields import Request, Spec, option, seed_option
 
 __all__ = ["BenchRequest", "BenchConfig", "SPLITS", "GRID_AXES"]
 

@@ -47,8 +47,8 @@ An approximate lacuna ``[c.n]`` becomes the gap marker with a range of lengths,
 :func:`~infill.data.epidoc.approximate_lengths` (n ± a fifth of n, at least ± 1, as EpiDoc's
 ``precision="low"``), listed in :attr:`Converted.gaps`: every length is decoded and all the
 completions ranked together (``infill.fill(..., gap=converted.gap_list(gap))``). A range of more
-than :data:`~infill.requests.MAX_LENGTHS` lengths is refused; when the text's ranges give
-more than :data:`~infill.requests.MAX_VARIANTS` combinations, each lacuna is read as
+than :data:`~infill.fields.MAX_LENGTHS` lengths is refused; when the text's ranges give
+more than :data:`~infill.fields.MAX_VARIANTS` combinations, each lacuna is read as
 exactly n characters instead (and a note says so).
 """
 from __future__ import annotations
@@ -59,7 +59,7 @@ import re
 from dataclasses import dataclass
 
 from infill.errors import InputError
-from infill.requests import MAX_LENGTHS, MAX_VARIANTS
+from infill.fields import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["MAX_COUNT", "Converted", "convert", "has_sigla"]
 

@@ -38,7 +38,7 @@ from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
 from infill.names import LENGTH_SCORES
-from infill.requests import MAX_LENGTHS, MAX_VARIANTS
+from infill.fields import MAX_LENGTHS, MAX_VARIANTS
 
 __all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
            "gap_lengths", "one_length", "parse_length", "shorten", "variants",

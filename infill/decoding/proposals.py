@@ -18,7 +18,7 @@ from infill.lazy import torch
 
 from infill.errors import ConfigError
 from infill.names import SAMPLERS
-from infill.requests import MAX_TEMPERATURE
+from infill.fields import MAX_TEMPERATURE
 
 
 _TINY = 1e-300  # smallest uniform used by a Gumbel draw (-log(-log u) stays finite)

@@ -17,7 +17,7 @@ from infill.errors import ConfigError
 from infill.names import LENGTH_SCORES, REGIONS
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  reads_leiden)
-from infill.requests import Request, option
+from infill.fields import Request, option
 
 if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
     from infill.api import FillResult

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infill.data.splits import SPLITS
 from infill.errors import InputError
-from infill.requests import AG_MAX_ITERATIONS, Request, option, seed_option
+from infill.fields import AG_MAX_ITERATIONS, Request, option, seed_option
 
 if TYPE_CHECKING:
     from infill.parallel import Shard

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
-from infill.requests import AG_MAX_ITERATIONS
+from infill.fields import AG_MAX_ITERATIONS
 
 if TYPE_CHECKING:
     from infill.joint.tables import PairTables

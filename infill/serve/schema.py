@@ -36,7 +36,7 @@ from pydantic_core import PydanticCustomError
 from infill.api import effective_config
 from infill.config import DecodeConfig
 from infill.defaults import resolve_defaults, resolve_gap, resolve_length_score
-from infill.requests import described
+from infill.fields import described
 from infill.errors import InputError
 from infill.jobs.inputs import Input, read_leiden, reads_leiden
 from infill.serve.catalog import ModelCatalog

@@ -1,6 +1,6 @@
 """What one training run is asked to do: :class:`TrainRequest` (the shared loop's options) and
 :class:`ModelOptions` (the family's model shape and extra data), frozen requests checked at
-construction by the one mechanism of :mod:`infill.requests`; ``infill train``'s options are made
+construction by the one mechanism of :mod:`infill.fields`; ``infill train``'s options are made
 from their fields. Imports no torch (the command line's help reads these fields).
 
 The field names and their order are also the ``config`` record of ``train_info.json``.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infill.errors import ConfigError
-from infill.requests import MAX_SEED, Request, Spec, option
+from infill.fields import MAX_SEED, Request, Spec, option
 
 __all__ = ["TrainRequest", "TrainConfig", "ModelOptions", "MASKINGS", "SCHEMES", "CLOCKS",
            "TRAIN_DTYPES"]

@@ -7,7 +7,7 @@ import pytest
 
 from infill.config import DecodeConfig
 from infill.errors import InputError
-from infill.requests import described
+from infill.fields import described
 from infill.serve.epidoc import EPIDOC_NOT_SERVED, EpidocRequest
 from infill.serve.schema import JSON_NAMES, NOT_SERVED, FillRequest, decode_config, parse_request
 
