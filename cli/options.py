@@ -12,10 +12,8 @@ import click
 
 from .status import progress_option  # --progress/--no-progress, one name everywhere
 
-from infill.config import MAX_SEED, DecodeConfig
-from infill.data.files import check_text
-from infill.names import DTYPES, SAMPLERS
-from infill.fields import MAX_TEMPERATURE, spec_of
+from infill.fields import MAX_SEED, MAX_TEMPERATURE, spec_of
+from infill.names import DTYPES
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""
@@ -111,7 +109,8 @@ def request_args(request, params: dict) -> dict:
     return {k: v for k, v in params.items() if k in fields}
 
 
-def _stack(*decorators):
+def stack(*decorators):
+    """One decorator applying ``decorators`` in order (the first is outermost)."""
     def apply(fn):
         for d in reversed(decorators):
             fn = d(fn)
@@ -133,14 +132,14 @@ model_option = click.option(
     help="builtin:NAME, antiberty / sapiens-vh / sapiens-vl, a local model directory or "
          "checkpoint, or a hub id.")
 
-device_options = _stack(
+device_options = stack(
     click.option("--device", default=None,
                  help="cpu, cuda, cuda:N [default: cuda if available]."),
     click.option("--dtype", type=click.Choice(DTYPES), default=None,
                  help="Weights' precision: bf16 (CUDA, or CPU -- slow where the CPU lacks bf16 "
                       "units), fp16 (CUDA); default float32."))
 
-speed_options = _stack(
+speed_options = stack(
     click.option("--quantize", type=click.Choice(["int8"]), default=None,
                  help="Dynamic int8 quantization of the linear layers (CPU; approximate)."),
     click.option("--compile", "compile_model", is_flag=True,
@@ -152,7 +151,7 @@ def input_option(what: str = "input"):
                         help=f"Read one {what} per line (or FASTA records) from FILE ('-': stdin).")
 
 
-gap_options = _stack(
+gap_options = stack(
     click.option("--gap", "-g", default=None, type=click.IntRange(min=1),
                  help="Tokens (characters, residues) to fill at each gap marker  [default: the "
                       "model's gap length when it records a fixed one, else 1]"),
@@ -198,49 +197,6 @@ no_window_option = click.option(
          "on each scored token).")
 
 
-def allow_special_option(help: str = "Let special tokens be placed in gaps."):
-    return click.option("--allow-special", is_flag=True, help=help)
-
-
-def no_dedup_option():
-    return click.option("--no-dedup", is_flag=True,
-                        help="best-to-worst: keep duplicate fills (the classic algorithm).")
-
-
-def _decode(name: str, *aliases: str, **overrides):
-    return field_option(DecodeConfig, name, *aliases, **overrides)
-
-
-def _temperature_type():
+def temperature_type() -> FiniteFloat:
+    """A temperature: a finite number in (0, MAX_TEMPERATURE]."""
     return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
-
-
-decode_options = _stack(
-    _decode("decoder"),
-    _decode("scorer"),
-    _decode("order"),
-    _decode("beam_size", "--beam", "-b"),
-    _decode("pivot", multiple=True, default=(), type=str,
-            help="HCB pivot token (default: the model's mask / missing symbol); repeat once "
-                 "per gap position for a per-position pivot."),
-    _decode("pivot_context"),
-    _decode("dedup"),
-    _decode("dedup_keep"),
-    _decode("allow_special"),
-    _decode("sampling"),
-    click.option("--sample", "sample_alias", type=click.Choice(SAMPLERS), default=None,
-                 hidden=True, callback=deprecated("--sample", "--sampling")),
-    _decode("temperature", type=_temperature_type()),
-    _decode("top_p"))
-
-
-def decode_config(sample_alias=None, **params) -> DecodeConfig:
-    """The parsed decode options (and ``--seed``) as one validated :class:`DecodeConfig`."""
-    if params.get("sampling") and sample_alias and params["sampling"] != sample_alias:
-        raise click.UsageError("give --sampling only (not also the deprecated --sample)")
-    for p in params.get("pivot") or ():
-        check_text(p, "--pivot")
-    args = request_args(DecodeConfig, params)
-    args["pivot"] = tuple(args["pivot"]) if args.get("pivot") else None
-    args["sampling"] = args.get("sampling") or sample_alias
-    return DecodeConfig(**args)

@@ -6,13 +6,51 @@ import click
 
 from .errors import CLIError, InfillCommand, clean_errors
 from .status import chosen_options, progress_option, say
-from .options import (GapLengthType, SafePath, decode_config, decode_options, device_options,
+from .options import (GapLengthType, SafePath, deprecated, device_options,
                       field_option, input_option, json_option, model_option, no_window_option,
-                      request_args, seed_option, speed_options)
+                      request_args, seed_option, speed_options, stack, temperature_type)
+from infill.config import DecodeConfig
+from infill.data.files import check_text
 from infill.jobs.fill import FillRequest
+from infill.names import SAMPLERS
 from infill.lazy import LazyModule
 
 io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help
+
+
+def _decode(name: str, *aliases: str, **overrides):
+    return field_option(DecodeConfig, name, *aliases, **overrides)
+
+
+decode_options = stack(
+    _decode("decoder"),
+    _decode("scorer"),
+    _decode("order"),
+    _decode("beam_size", "--beam", "-b"),
+    _decode("pivot", multiple=True, default=(), type=str,
+            help="HCB pivot token (default: the model's mask / missing symbol); repeat once "
+                 "per gap position for a per-position pivot."),
+    _decode("pivot_context"),
+    _decode("dedup"),
+    _decode("dedup_keep"),
+    _decode("allow_special"),
+    _decode("sampling"),
+    click.option("--sample", "sample_alias", type=click.Choice(SAMPLERS), default=None,
+                 hidden=True, callback=deprecated("--sample", "--sampling")),
+    _decode("temperature", type=temperature_type()),
+    _decode("top_p"))
+
+
+def decode_config(sample_alias=None, **params) -> DecodeConfig:
+    """The parsed decode options (and ``--seed``) as one validated :class:`DecodeConfig`."""
+    if params.get("sampling") and sample_alias and params["sampling"] != sample_alias:
+        raise click.UsageError("give --sampling only (not also the deprecated --sample)")
+    for p in params.get("pivot") or ():
+        check_text(p, "--pivot")
+    args = request_args(DecodeConfig, params)
+    args["pivot"] = tuple(args["pivot"]) if args.get("pivot") else None
+    args["sampling"] = args.get("sampling") or sample_alias
+    return DecodeConfig(**args)
 
 
 def _fill(name: str, *aliases: str, **overrides):

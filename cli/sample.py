@@ -8,7 +8,7 @@ from .errors import CLIError, InfillCommand, clean_errors
 from .status import progress_option, say
 from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
                       input_option, json_option, model_option, no_window_option, request_args,
-                      seed_option, speed_options)
+                      seed_option, speed_options, temperature_type)
 from infill.fields import MAX_TEMPERATURE
 from infill.requests import RescoreRequest, SampleRequest
 from infill.lazy import LazyModule
@@ -17,10 +17,6 @@ io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it 
 
 MAX_EPOCHS = 1_000_000
 MAX_CHAINS = 4096
-
-
-def _temperature():
-    return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
 
 
 def _styled(s, color: bool) -> str:
@@ -39,15 +35,15 @@ def _styled(s, color: bool) -> str:
 @input_option()
 @gap_options
 @field_option(SampleRequest, "energy")
-@field_option(SampleRequest, "proposal_temperature", type=_temperature())
+@field_option(SampleRequest, "proposal_temperature", type=temperature_type())
 @field_option(SampleRequest, "top_p")
 @field_option(SampleRequest, "block")
 @field_option(SampleRequest, "block_schedule")
-@field_option(SampleRequest, "target_temperature", type=_temperature())
+@field_option(SampleRequest, "target_temperature", type=temperature_type())
 @click.option("--temperature", "temperature_alias", default=None, hidden=True,
-              type=_temperature(), callback=deprecated("--temperature", "--target-temperature"))
+              type=temperature_type(), callback=deprecated("--temperature", "--target-temperature"))
 @field_option(SampleRequest, "anneal", type=FiniteFloat(min=0, max=MAX_TEMPERATURE))
-@field_option(SampleRequest, "min_temperature", type=_temperature())
+@field_option(SampleRequest, "min_temperature", type=temperature_type())
 @field_option(SampleRequest, "epochs", type=click.IntRange(1, MAX_EPOCHS))
 @field_option(SampleRequest, "chains", type=click.IntRange(1, MAX_CHAINS))
 @field_option(SampleRequest, "burn_in")
