@@ -5,7 +5,8 @@ Each command runs ``--repeats`` times as a fresh process, the commands interleav
 and its ratio to the median of the click import. The floors say what a model run cannot avoid:
 importing torch, and torch + transformers' BERT for a Hugging Face model.
 
-Python runs as on a user's machine: with its bytecode caches (``PYTHONDONTWRITEBYTECODE`` is
+Run it with the Python of the environment infill is installed in (a fresh venv, as
+``.ci/run`` makes, is what most users have). Python runs as on a user's machine: with its bytecode caches (``PYTHONDONTWRITEBYTECODE`` is
 removed from the environment, and the warm-up round writes the caches of a source checkout, as
 ``pip install`` does for an installed package). Without them every infill module is compiled
 from source on every start, which measured `infill run --help` at 2.4x instead of 1.4x.
@@ -31,7 +32,9 @@ from common import ROOT, write_table
 from infill_cli.main import COMMANDS
 
 PY = sys.executable
-INFILL = [PY, "-m", "infill_cli.main"]
+_SCRIPT = Path(PY).with_name("infill")
+INFILL = [str(_SCRIPT)] if _SCRIPT.is_file() else [PY, "-m", "infill_cli.main"]
+"""The installed ``infill`` executable beside this Python (a venv's), else the module."""
 HAMLET = "To be, or not to ___, that is the question."
 
 BASELINE = ("python -c 'import click'", [PY, "-c", "import click"])
