@@ -25,7 +25,7 @@ class EnglishFamily(Family):
 
     def __init__(self, layers: int = 4, hidden: int = 192, heads: int = 4, ff: int | None = None,
                  max_length: int = 128, vocab_size: int = 3000, unit: str = "lines",
-                 init_from: str | None = None, **unknown):
+                 dropout: float = 0.1, init_from: str | None = None, **unknown):
         if unknown:
             raise ConfigError(f"the english family does not take option(s): {', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
@@ -37,11 +37,13 @@ class EnglishFamily(Family):
             raise ConfigError(f"max length must be >= 8, got {max_length}")
         if vocab_size < 100:
             raise ConfigError(f"vocab size must be >= 100, got {vocab_size}")
+        if not 0 <= dropout < 1:
+            raise ConfigError(f"'dropout' must be in [0, 1), got {dropout}", field="dropout")
         if unit not in ("lines", "blocks"):
             raise ConfigError(f"english examples are 'lines' or 'blocks', not {unit!r}")
         self.options = {"layers": layers, "hidden": hidden, "heads": heads,
                         "ff": ff or 4 * hidden, "max_length": max_length,
-                        "vocab_size": vocab_size, "unit": unit}
+                        "vocab_size": vocab_size, "unit": unit, "dropout": dropout}
         self.init_from = init_from
         self.tokenizer = None
 
@@ -85,7 +87,8 @@ class EnglishFamily(Family):
         config = BertConfig(vocab_size=self._vocab, hidden_size=o["hidden"],
                             num_hidden_layers=o["layers"], num_attention_heads=o["heads"],
                             intermediate_size=o["ff"], max_position_embeddings=o["max_length"],
-                            type_vocab_size=2, pad_token_id=self.pad_id)
+                            type_vocab_size=2, pad_token_id=self.pad_id,
+                            hidden_dropout_prob=o["dropout"], attention_probs_dropout_prob=o["dropout"])
         model = BertForMaskedLM(config)
         if self.init_from:
             init_weights(model, self._start.model.state_dict(), self.init_from)

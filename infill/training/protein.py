@@ -34,8 +34,8 @@ class ProteinFamily(Family):
                  max_length: int = 130, token_dropout: bool = True, **unsupported):
         if unsupported:
             raise ConfigError(f"option(s) {', '.join(repr(k) for k in sorted(unsupported))} "
-                              "do not apply to the protein family (ESM2 uses the fixed ESM-1b "
-                              "alphabet)",
+                              "do not apply to the protein family (fair-esm's ESM2 is built "
+                              "from its shape alone, with the ESM-1b alphabet)",
                               field=tuple(sorted(unsupported)))
         if ff is not None and ff != 4 * hidden:
             raise ConfigError(f"ESM2's feed-forward size is 4 x hidden ({4 * hidden}); 'ff' {ff} "

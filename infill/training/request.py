@@ -177,7 +177,7 @@ def _size(high: int, help: str, low: int = 1) -> Any:
 class ModelOptions(Request):
     """The family's model options; None: the family's default. Each family takes the ones that
     apply to it (and refuses the others): english ``vocab_size``, ``init_from`` (a BERT masked
-    LM's weights and vocabulary); greek ``conv_kernel``,
+    LM's weights and vocabulary); english and greek ``dropout``; greek ``conv_kernel``,
     ``words``, ``inscriptions`` (an EpiDoc folder whose training split joins the corpus,
     ``inscription_copies`` times) and ``init_from`` (a character model's weights)."""
 
@@ -197,6 +197,9 @@ class ModelOptions(Request):
                                       "joins the corpus (greek).", optional=True)
     inscription_copies: int | None = _size(1000, "Differently packed copies of the "
                                            "inscriptions per epoch (greek) [default: 4].")
+    dropout: float | None = option(None, float, "Dropout of the hidden layers and attention "
+                                   "(english, greek) [default: 0.1].", low=0, high=1,
+                                   high_open=True, optional=True)
     init_from: str | None = option(None, str, "Start from this model's weights: a character "
                                    "model (greek), or a BERT directory or builtin:english with "
                                    "the same architecture, whose vocabulary the run adopts "

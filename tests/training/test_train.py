@@ -77,6 +77,29 @@ def _rates(pairs, family):
     return labeled / total, masked / max(labeled, 1)
 
 
+def test_dropout_reaches_the_saved_model(tmp_path, english_corpus, greek_corpus):
+    """``--dropout`` is the rate of the network that trains, recorded in what is saved (the
+    default stays 0.1)."""
+    for family, corpus, rate in (("english", english_corpus, 0.3), ("greek", greek_corpus, 0.25)):
+        out = tmp_path / family
+        opts = TINY_ENGLISH if family == "english" else TINY_GREEK
+        args = ["train", family, str(corpus), "--out", str(out), "--steps", "2", "--batch-size",
+                "4", "--no-progress", "--dropout", str(rate)]
+        args += [a for k, v in opts.items() for a in ("--" + k.replace("_", "-"), str(v))]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 0, r.output
+        assert json.loads((out / "train_info.json").read_text())["model"]["dropout"] == rate
+        if family == "english":     # transformers' BertConfig
+            config = json.loads((out / "config.json").read_text())
+            saved = [config.get("hidden_dropout_prob"), config.get("attention_probs_dropout_prob")]
+        else:                       # the character model's own
+            config = json.loads((out / "charmodel.json").read_text())["config"]
+            saved = [config.get("dropout")]
+        assert all(v == rate for v in saved), config
+    with pytest.raises(ConfigError, match="dropout"):
+        EnglishFamily(dropout=-0.1)
+
+
 def test_static_vs_dynamic_masks_and_bert_scheme(tmp_path):
     fam = GreekFamily(max_length=128)
     text = " ".join(normalize(line, symbols=False) for line in GREEK_LINES * 40)
@@ -416,6 +439,10 @@ def test_cli_train_greek(tmp_path, greek_corpus):
     (["train", "greek", "CORPUS", "--out", "o", "--steps", "1", "--resume"], "no checkpoint"),
     (["train", "english", "CORPUS", "--out", "o", "--steps", "1", "--damage-rate", "0.1"],
      "damage rate must be 0"),
+    (["train", "english", "CORPUS", "--out", "o", "--steps", "1", "--dropout", "1"],
+     "'--dropout': 1.0 is not in the range"),
+    (["train", "protein", "CORPUS", "--out", "o", "--steps", "1", "--dropout", "0.2"],
+     "option(s) --dropout do not apply to the protein family"),
 ])
 def test_cli_train_errors(tmp_path, greek_corpus, args, message):
     args = [str(greek_corpus) if a == "CORPUS" else str(tmp_path / a) if a == "o" else a
