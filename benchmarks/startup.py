@@ -6,10 +6,11 @@ and its ratio to the median of the click import. The floors say what a model run
 importing torch, and torch + transformers' BERT for a Hugging Face model.
 
 Run it with the Python of the environment infill is installed in (a fresh venv, as
-``.ci/run`` makes, is what most users have). Python runs as on a user's machine: with its bytecode caches (``PYTHONDONTWRITEBYTECODE`` is
-removed from the environment, and the warm-up round writes the caches of a source checkout, as
-``pip install`` does for an installed package). Without them every infill module is compiled
-from source on every start, which measured `infill run --help` at 2.4x instead of 1.4x.
+``.ci/run`` makes, is what most users have). Python runs as on a user's machine: with its
+bytecode caches (``PYTHONDONTWRITEBYTECODE`` is removed from the environment, and the warm-up
+round writes the caches of a source checkout, as ``pip install`` does for an installed package).
+Without them every infill module is compiled from source on every start, which measured
+`infill run --help` at 2.4x instead of 1.4x.
 
     OMP_NUM_THREADS=1 python benchmarks/startup.py --repeats 7
     python benchmarks/startup.py --repeats 3 --quick      # help and option errors only

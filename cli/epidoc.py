@@ -15,6 +15,8 @@ FORMATS = ("epidoc", "leiden")
 def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supplied: bool,
                window: bool, out: str | None) -> None:
     """Restore every EpiDoc input and print (or write into ``out``) each in ``fmt``."""
+    import json
+
     from infill.api import effective_config
     from infill.epigraphy import epidoc_output, leiden_output, restore_files
 
@@ -23,8 +25,6 @@ def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supp
                        "(one output file each)")
     results = restore_files(lm, inputs, top_k=top_k, config=cfg, hide_supplied=hide_supplied,
                             window=window)
-    import json
-
     config = effective_config(cfg, top_k)
     failed = 0
     for n, r in enumerate(results, 1):

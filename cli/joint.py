@@ -7,7 +7,6 @@ Two modes:
 """
 from __future__ import annotations
 
-
 import click
 
 from .errors import InfillCommand, clean_errors
@@ -18,7 +17,7 @@ from infill.errors import InputError
 from infill.jobs.joint import JointRequest
 from infill.lazy import LazyModule
 
-io = LazyModule(f"{__package__}.io")      # inputs read, results printed: when it runs, not for --help
+io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 
 
 def _joint(name: str, *aliases: str, **overrides):
@@ -116,8 +115,8 @@ def _one_text(lm, model: str, text: str, request: JointRequest, no_window: bool,
     """TEXT mode: the top pairs of each joint, as a table or one JSON line."""
     from infill.jobs.joint import pair_joints
 
-    long_inputs = io.LongInputs(lm, no_window, "read in the longest context window centred on the "
-                                            "gaps")
+    long_inputs = io.LongInputs(
+        lm, no_window, "read in the longest context window centred on the gaps")
     for note in lm.input_notes(text):
         click.echo(f"note: {note}", err=True)
     try:
@@ -140,8 +139,8 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
     from infill.jobs.joint import joint_metrics
     from infill.progress import progress as progress_bar
 
-    long_inputs = io.LongInputs(lm, no_window, "each pair read in the longest context window "
-                                            "centred on it")
+    long_inputs = io.LongInputs(
+        lm, no_window, "each pair read in the longest context window centred on it")
 
     def begin(examples: int, texts: int):
         if examples < request.examples and shard.main:

@@ -12,10 +12,10 @@ from .options import (GapLengthType, SafePath, deprecated, device_options,
 from infill.config import DecodeConfig
 from infill.data.files import check_text
 from infill.jobs.fill import FillRequest
-from infill.names import SAMPLERS
 from infill.lazy import LazyModule
+from infill.names import SAMPLERS
 
-io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help
+io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 
 
 def _decode(name: str, *aliases: str, **overrides):

@@ -10,10 +10,10 @@ from .options import (FiniteFloat, deprecated, device_options, field_option, gap
                       input_option, json_option, model_option, no_window_option, request_args,
                       seed_option, speed_options, temperature_type)
 from infill.fields import MAX_TEMPERATURE
-from infill.requests import RescoreRequest, SampleRequest
 from infill.lazy import LazyModule
+from infill.requests import RescoreRequest, SampleRequest
 
-io = LazyModule(f"{__package__}.io")      # inputs read, fills printed: when it runs, not for --help
+io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 
 MAX_EPOCHS = 1_000_000
 MAX_CHAINS = 4096
@@ -97,8 +97,8 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     gap, gap_note = fixed_gap(gap, lm)
     if gap_note and shard.main:
         say(gap_note)
-    long_inputs = io.LongInputs(lm, no_window, "sampled in the longest context window centred on "
-                                            "the gaps")
+    long_inputs = io.LongInputs(
+        lm, no_window, "sampled in the longest context window centred on the gaps")
     # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
@@ -180,8 +180,8 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     shard = current()
     records = io.read_records(tuple(texts), input_file, "text")
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
-    long_inputs = io.LongInputs(lm, no_window, "each token scored in the longest context window "
-                                            "centred on it")
+    long_inputs = io.LongInputs(
+        lm, no_window, "each token scored in the longest context window centred on it")
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="rescore", unit="text",
                       enabled=shown) as bar, io.LongInputs.quiet():

@@ -14,7 +14,8 @@ __all__ = ["SCORERS", "ORDERS", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CO
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
 ORDERS = ("left-to-right", "best-to-worst", "any-order")
-"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order"; :mod:`infill.decoding.orders`)."""
+"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order";
+:mod:`infill.decoding.orders`)."""
 DECODERS = ("beam", "ag")
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
 joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""

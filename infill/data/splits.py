@@ -14,7 +14,8 @@ from typing import Callable
 from infill.data.files import files_of, path_label
 from infill.errors import ConfigError, InputError, ModelLoadError
 
-__all__ = ["PARTS", "SPLITS", "Heldout", "heldout", "heldout_examples", "heldout_texts", "model_dir",
+__all__ = ["PARTS", "SPLITS", "Heldout", "heldout", "heldout_examples", "heldout_texts",
+           "model_dir",
            "split_documents", "split_indices", "training_record"]
 
 PARTS = ("train", "validation", "test")

@@ -88,7 +88,8 @@ class EnglishFamily(Family):
                             num_hidden_layers=o["layers"], num_attention_heads=o["heads"],
                             intermediate_size=o["ff"], max_position_embeddings=o["max_length"],
                             type_vocab_size=2, pad_token_id=self.pad_id,
-                            hidden_dropout_prob=o["dropout"], attention_probs_dropout_prob=o["dropout"])
+                            hidden_dropout_prob=o["dropout"],
+                            attention_probs_dropout_prob=o["dropout"])
         model = BertForMaskedLM(config)
         if self.init_from:
             init_weights(model, self._start.model.state_dict(), self.init_from)
