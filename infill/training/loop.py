@@ -584,8 +584,10 @@ class Trainer:
                               "lower 'lr'", field="lr")
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        if self.cfg.clip:
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip)
+        norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip or math.inf)
+        if not torch.isfinite(norm):        # a finite loss can still have an overflowing gradient
+            raise ConfigError(f"training diverged at step {self.step} (gradient norm "
+                              f"{float(norm)}); lower 'lr' or 'dropout'", field=("lr", "dropout"))
         self.opt.step()
         self.sched.step()
         self.step += 1

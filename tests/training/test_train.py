@@ -100,6 +100,19 @@ def test_dropout_reaches_the_saved_model(tmp_path, english_corpus, greek_corpus)
         EnglishFamily(dropout=-0.1)
 
 
+def test_an_overflowing_gradient_stops_the_run_instead_of_saving_nan(tmp_path, english_corpus):
+    """Dropout a hair below 1 scales activations by ~1e11: the loss stays finite, the gradient
+    does not. The run stops with one line naming the options (before: a model of NaN weights,
+    reported as val_loss nan)."""
+    r = CliRunner().invoke(main, ["train", "english", str(english_corpus), "--out",
+                                  str(tmp_path / "o"), "--steps", "1", "--batch-size", "4",
+                                  "--dropout", "0.99999999999", "--hidden", "64", "--heads", "2",
+                                  "--max-length", "32", "--vocab-size", "150", "--no-progress"])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().splitlines()[-1] == (
+        "Error: training diverged at step 0 (gradient norm nan); lower --lr or --dropout")
+
+
 def test_static_vs_dynamic_masks_and_bert_scheme(tmp_path):
     fam = GreekFamily(max_length=128)
     text = " ".join(normalize(line, symbols=False) for line in GREEK_LINES * 40)
