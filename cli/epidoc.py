@@ -12,20 +12,20 @@ FORMATS = ("epidoc", "leiden")
 """Output formats that only EpiDoc inputs have."""
 
 
-def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supplied: bool,
-               window: bool, out: str | None) -> None:
-    """Restore every EpiDoc input and print (or write into ``out``) each in ``fmt``."""
+def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bool,
+               out: str | None) -> None:
+    """Restore every EpiDoc input with the fill ``request`` (its options left out take the
+    model's recommendation, as for any fill) and print (or write into ``out``) each in ``fmt``."""
     import json
 
-    from infill.api import effective_config
     from infill.epigraphy import epidoc_output, leiden_output, restore_files
 
     if fmt in FORMATS and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format {fmt} with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = restore_files(lm, inputs, top_k=top_k, config=cfg, hide_supplied=hide_supplied,
-                            window=window)
-    config = effective_config(cfg, top_k)
+    results = restore_files(lm, inputs, top_k=request.top_k, config=request.decode,
+                            hide_supplied=hide_supplied, window=request.window,
+                            length_score=request.length_score)
     failed = 0
     for n, r in enumerate(results, 1):
         if r.error is not None:
@@ -34,13 +34,11 @@ def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supp
         for note in r.notes:
             click.echo(f"note: {r.path}: {note}", err=True)
         if fmt == "json":
-            click.echo(json.dumps(_json(r, model_name, config), ensure_ascii=False,
-                                  allow_nan=False))
+            click.echo(json.dumps(_json(r, model_name), ensure_ascii=False, allow_nan=False))
         elif r.error is not None:
             continue
         elif fmt in FORMATS:
-            text = epidoc_output(r, model_name, config, top_k) if fmt == "epidoc" \
-                else leiden_output(r) + "\n"
+            text = epidoc_output(r, model_name) if fmt == "epidoc" else leiden_output(r) + "\n"
             _emit(text, r.path, fmt, out)
         else:
             _table(n, r)
@@ -49,9 +47,10 @@ def run_epidoc(lm, model_name: str, inputs, cfg, top_k: int, fmt: str, hide_supp
                        "(see above)")
 
 
-def _json(r, model_name: str, config) -> dict:
+def _json(r, model_name: str) -> dict:
+    """One line of ``--json``: the config that ran (and which options were the model's)."""
     return {"id": r.path, "file": r.path, "input": r.text, "model": model_name,
-            "config": config.to_json(), "windows": r.windows, "notes": r.notes, "error": r.error,
+            "config": r.config_json(), "windows": r.windows, "notes": r.notes, "error": r.error,
             "lacunae": r.lacunae_json(),
             "completions": [c.to_json(k) for k, c in enumerate(r.completions, 1)]}
 

@@ -10,6 +10,8 @@ import click
 
 from infill.errors import InfillError
 
+from . import streams
+
 
 class CLIError(click.ClickException):
     """Printed as ``Error: message`` on stderr; exit code 2 (like click's usage errors)."""
@@ -59,18 +61,35 @@ def _one_line_warning():
     return show
 
 
+def dash_text_hint(e: click.UsageError, args=None) -> str:
+    """For an unknown "option" that cannot be one (``- - -ος``, ``-ος``, ``---``: a Leiden text
+    starting with a lost stretch), a hint that such a text goes after ``--``; else ""."""
+    import re
+    import shlex
+    name = getattr(e, "option_name", None)
+    if not isinstance(e, click.NoSuchOption) or re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9-]*", name):
+        return ""
+    given = sys.argv[1:] if args is None else args
+    text = next((a for a in given if isinstance(a, str) and a.startswith(name)), name)
+    cmd = e.ctx.command_path if e.ctx is not None else "infill"
+    return f" (a text that starts with '-' goes after --: {cmd} -- {shlex.quote(text)})"
+
+
 class OneLineErrors:
     """Every error ends as one line on stderr and exit code 2 -- usage errors too (click's
-    default prints the usage block first); a closed pipe (``| head``) ends quietly."""
+    default prints the usage block first), output that cannot be written too (a full disk, a
+    closed stdout: :mod:`.streams`); a closed pipe (``| head``) ends quietly (exit 0)."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            streams.flush_stdout()      # a write that fails fails here, not at exit
         except click.UsageError as e:
             cmd = e.ctx.command_path if e.ctx is not None else "infill"
-            click.echo(f"Error: {e.format_message()} (see '{cmd} --help')", err=True)
+            click.echo(f"Error: {e.format_message()}{dash_text_hint(e, args)} (see '{cmd} --help')",
+                       err=True)
             sys.exit(e.exit_code)
         except click.ClickException as e:
             e.show()
@@ -78,10 +97,25 @@ class OneLineErrors:
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
-        except BrokenPipeError:
-            sys.stderr.close()   # the reader went away: nothing more to say
+        except (BrokenPipeError, streams.PipeClosed):
+            streams.discard_stdout()    # the reader went away: nothing more to say
             sys.exit(0)
+        except OSError as e:
+            message = streams.write_error(e)
+            if message is None:
+                raise
+            streams.discard_stdout()
+            click.echo(f"Error: {message}", err=True)
+            sys.exit(2)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+    def invoke(self, ctx):
+        """click's invoke; a closed pipe passes click's own handling (exit 1) as
+        :class:`~.streams.PipeClosed`, to end quietly in :meth:`main`."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            raise streams.PipeClosed() from e
 
 
 class InfillCommand(OneLineErrors, click.Command):

@@ -6,78 +6,21 @@ import os
 import sys
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import click
 
-from .status import say
-from infill.data.files import check_length, check_text, read_input
-from infill.errors import InputError
+from infill.jobs.inputs import Input, read_inputs
 
 
-@dataclass(frozen=True)
-class Record:
-    """One input: an ``id`` (FASTA header's first word, else its line or argument number), the
-    ``text`` and, for FASTA, the whole ``header``; ``error`` when it cannot be used (then
-    ``text`` may be None); ``notes`` on how it was read (e.g. Leiden sigla read loosely)."""
-
-    id: str
-    text: str | None
-    header: str | None = None
-    error: str | None = None
-    notes: tuple[str, ...] = ()
+Record = Input
+"""One input as the commands print it (the jobs layer's :class:`~infill.jobs.inputs.Input`)."""
 
 
-FILE_SUFFIXES = (".fa", ".fasta", ".faa", ".fas", ".txt", ".tsv")
-
-
-def names_a_file(arg: str) -> bool:
-    """Whether a lone argument is the name of an existing input file (FASTA or text suffix)."""
-    if len(arg) > 4096 or "\n" in arg or not arg.lower().endswith(FILE_SUFFIXES):
-        return False
-    try:
-        return os.path.isfile(arg)
-    except (OSError, ValueError):
-        return False
-
-
-def looks_like_a_file(arg: str) -> bool:
-    """An argument without whitespace ending in an input file's suffix (``x.fa``, ``in.txt``)."""
-    return len(arg) <= 4096 and arg.lower().endswith(FILE_SUFFIXES) \
-        and not any(c.isspace() for c in arg)
-
-
-def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "input") -> list[Record]:
-    """Inputs from the arguments (a lone argument naming an existing .fa/.fasta/.txt file is
-    read as that file), else from --input FILE ('-' = stdin) or piped stdin: FASTA records when
-    the text is FASTA, else one input per non-empty line."""
-    from infill.data.fasta import is_fasta, parse_fasta
-    if len(texts) == 1 and input_file is None and names_a_file(texts[0]):
-        texts, input_file = (), texts[0]
-    if texts and input_file is not None:
-        raise InputError(f"give {what}s either as arguments or with --input, not both")
-    if texts:
-        for i, t in enumerate(texts, 1):
-            if looks_like_a_file(check_length(check_text(t, f"argument {i}"), f"argument {i}")) \
-                    and not os.path.exists(t):
-                raise InputError(f"argument {i} names a file that does not exist: {t!r} (files "
-                                 f"are read with --input FILE; a text needs a space or no "
-                                 f"file suffix)")
-        return [Record(str(i), t) for i, t in enumerate(texts, 1)]
-    if input_file is None or input_file == "-":
-        if input_file is None and (sys.stdin is None or sys.stdin.isatty()):
-            raise InputError(f"no {what}: give TEXT, --input FILE, or pipe lines on stdin")
-    raw, name = read_input(input_file)       # bounded: an endless device or pipe is refused
-    if is_fasta(raw):       # a record without sequence is that record's error, never dropped
-        return [Record(r.id, check_length(r.sequence, f"{name} record {r.id!r}"), r.header)
-                if r.sequence else Record(r.id, None, r.header, error=f"FASTA record {r.id!r} "
-                                          f"(line {r.line}) has no sequence")
-                for r in parse_fasta(raw, name, keep_empty=True)]
-    records = [Record(str(n), check_length(line, f"{name} line {n}"))
-               for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
-    if not records:
-        raise InputError(f"empty input: nothing in {name}")
-    return records
+def read_records(texts: tuple[str, ...], input_file: str | None, what: str = "input") -> list[Input]:
+    """The command's inputs (:func:`infill.jobs.inputs.read_inputs`; stdin counts as given
+    only when it is not a terminal)."""
+    terminal = input_file is None and (sys.stdin is None or sys.stdin.isatty())
+    return read_inputs(texts, input_file, what, stdin_is_terminal=terminal)
 
 
 class LongInputs:
@@ -184,15 +127,42 @@ TABLE_LEGEND = ("score: the decoder's sum of update terms (standard: log-probabi
                 "ranks matter); rank score: the --length-score of completions of different "
                 "lengths; conf: one digit per filled character, the tenth of probability its "
                 "token had when placed (9 = at least 0.9; in colour: the character's colour)")
-"""The table view's columns, explained once per run (on a terminal's stderr)."""
+"""The table view's columns, explained on a terminal's stderr the first time (see
+:func:`write_legend`)."""
+
+LEGEND_AGAIN = "(shown once; --legend shows it again)"
 
 
-def write_table(n: int, rec: Record, comps, color: bool) -> None:
+def legend_marker():
+    """The file whose presence says the legend was shown: in infill's cache folder
+    (``$INFILL_CACHE``, else ``$XDG_CACHE_HOME/infill``, else ``~/.cache/infill``)."""
+    from infill.models.antibody import cache_dir
+    return cache_dir() / "legend-shown"
+
+
+def write_legend(asked: bool) -> None:
+    """:data:`TABLE_LEGEND` on stderr, wrapped: when ``asked`` (--legend), else on a terminal
+    the first time ever (a marker file remembers it; unwritable: shown again next time)."""
+    from .status import interactive, wrap
+    if not asked:
+        marker = legend_marker()
+        if not interactive() or marker.exists():
+            return
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass
+    click.echo("\n".join(wrap(f"{TABLE_LEGEND} {'' if asked else LEGEND_AGAIN}".strip())),
+               err=True)
+
+
+def write_table(n: int, rec: Record, comps, color: bool, legend: bool = False) -> None:
     """Ranked completions; filled characters coloured by confidence (without colour: a ``conf``
     column of confidence digits, one per filled character). The first table of a run is preceded
-    by :data:`TABLE_LEGEND` on a terminal."""
+    by the legend (:func:`write_legend`; ``legend``: --legend)."""
     if n == 1:
-        say(TABLE_LEGEND)
+        write_legend(legend)
     click.echo(f"[{n}] {rec.header}" if rec.header else f"[{n}] {rec.text}")
     if rec.header:
         click.echo(f"    {rec.text}")

@@ -2,7 +2,7 @@
 library's joint job (:mod:`infill.jobs.joint`) does the work.
 
 Two modes:
-  infill joint --model M --data FILE --scheme random --n 100 --out DIR   # metrics table
+  infill joint --model M --data FILE --pair-scheme random -n 100 --out DIR   # metrics table
   infill joint --model M "text with ___ ___"                              # top pairs of each joint
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import click
 
 from .errors import InfillCommand, clean_errors
-from .options import (SafePath, data_option, device_options, examples_option, field_option,
-                      json_option, model_option, no_window_option, progress_option,
-                      request_args, speed_options)
+from .options import (SafePath, data_option, deprecated, device_options, examples_option,
+                      field_option, json_option, model_option, no_window_option,
+                      progress_option, request_args, speed_options)
 from infill.errors import InputError
 from infill.jobs.joint import JointRequest
 from infill.lazy import LazyModule
@@ -45,11 +45,16 @@ def _print_pairs(res) -> None:
 @model_option
 @_joint("data")
 @_joint("split")
-@_joint("scheme")
+@_joint("pair_scheme")
+@click.option("--scheme", "scheme_alias", type=click.Choice(("random", "contiguous")),
+              default=None, hidden=True, callback=deprecated("--scheme", "--pair-scheme"))
 @examples_option
-@click.option("--n", "n_alias", type=int, default=None, hidden=True)
+@click.option("--n", "n_alias", type=int, default=None, hidden=True,
+              callback=deprecated("--n", "--examples"))
 @_joint("joint_size")
-@_joint("iterations")
+@_joint("ag_iterations")
+@click.option("--iterations", "iterations_alias", type=int, default=None, hidden=True,
+              callback=deprecated("--iterations", "--ag-iterations"))
 @_joint("converged_tol")
 @_joint("seed")
 @_joint("pairs_per_text")
@@ -57,7 +62,8 @@ def _print_pairs(res) -> None:
 @click.option("--out", "out", type=SafePath(file_okay=False), default=None,
               help="Write joint.json, joint.md and distance.png here.")
 @_joint("top_k", "-k")
-@click.option("--top", "top_alias", type=int, default=None, hidden=True)
+@click.option("--top", "top_alias", type=int, default=None, hidden=True,
+              callback=deprecated("--top", "--top-k"))
 @_joint("gap")
 @_joint("marker")
 @_joint("batch_size")
@@ -69,8 +75,8 @@ def _print_pairs(res) -> None:
 @no_window_option
 @json_option
 @clean_errors
-def joint(text, model, examples, n_alias, out, top_alias, device, dtype, quantize,
-          compile_model, data_root, progress, no_window, as_json, **params):
+def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, scheme_alias, device,
+          dtype, quantize, compile_model, data_root, progress, no_window, as_json, **params):
     """Pairwise joints (MLM, MRF-L, MRF, HCB, AG) derived from a masked LM.
 
     With --data: U-PPL, P-PPL, A-KL, G-KL over N seeded (sentence, pair) examples, in the layout
@@ -79,26 +85,16 @@ def joint(text, model, examples, n_alias, out, top_alias, device, dtype, quantiz
     context window centred on the pair (said once on stderr; "windows" in --json); with
     --no-window, TEXT is refused and --data skips such texts.
     """
-    for old, new, value in (("--n", "--examples", n_alias), ("--top", "--top-k", top_alias)):
-        if value is not None:
-            click.echo(f"Warning: {old} is deprecated; use {new}", err=True)
-    n = n_alias if n_alias is not None else examples
-    from infill.errors import ConfigError
     from infill.jobs.joint import joint_corpus
     from infill.parallel import current
     from infill.runner import load
 
-    if n < 1:
-        raise ConfigError("--examples must be at least 1")
-    if top_alias is not None:
-        params["top_k"] = top_alias
-    request = JointRequest(examples=n, window=not no_window,
+    aliases = {"examples": n_alias, "top_k": top_alias, "ag_iterations": iterations_alias,
+               "pair_scheme": scheme_alias}                 # old spellings, warned of on parse
+    params.update({"examples": examples}, **{k: v for k, v in aliases.items() if v is not None})
+    params["examples"] = params["examples"] or None          # -n 0: all, as bench
+    request = JointRequest(text=text, window=not no_window,
                            **request_args(JointRequest, params))
-    if text is not None:
-        from infill.data.files import check_text
-        check_text(text, "TEXT")
-    if text is not None and request.data is not None:
-        raise ConfigError("give either TEXT or --data, not both")
     corpus = None if text is not None else joint_corpus(model, request.data)
     if out and text is None:               # fail before the work, not after it
         from infill.data.files import ensure_dir
@@ -143,10 +139,10 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
         lm, no_window, "each pair read in the longest context window centred on it")
 
     def begin(examples: int, texts: int):
-        if examples < request.examples and shard.main:
+        if request.examples is not None and examples < request.examples and shard.main:
             click.echo(f"note: only {examples} pairs qualify ({texts} texts, "
                        f"{request.pairs_per_text} per text); using {examples}", err=True)
-        return progress_bar(total=examples, desc=f"joint ({request.scheme})", unit="pair",
+        return progress_bar(total=examples, desc=f"joint ({request.pair_scheme})", unit="pair",
                             enabled=progress if shard.main else False)
 
     with io.LongInputs.quiet():
@@ -164,7 +160,7 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
         return
     from infill.joint.metrics import format_table
     click.echo(f"{res.title}: {res.examples} examples, K={request.joint_size}, AG "
-               f"{request.iterations} iterations")
+               f"{request.ag_iterations} iterations")
     click.echo(format_table(res.result.table, markdown=False))
     if "MRF-L" not in res.result.table:
         click.echo("MRF-L: n/a (this model adapter exposes no raw logits)")

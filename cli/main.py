@@ -6,10 +6,12 @@ import importlib
 
 import click
 
+from . import streams
 from .errors import InfillGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench:bench", "Benchmark infilling decoders on DATA."),
+    "corpus": ("corpus:corpus", "Show where the named corpora are, or rebuild one."),
     "joint": ("joint:joint", "Pairwise joints (MLM, MRF-L, MRF, HCB, AG) derived from a masked LM."),
     "models": ("models:models",
                "List the models that load by name (--model NAME), with their size on disk; with "
@@ -66,9 +68,11 @@ def main() -> None:
 
 
 def cli_entry() -> None:
-    """The ``infill`` executable: the click group, then an exit that is safe under torchrun
-    (:func:`infill.parallel.exit_process`)."""
+    """The ``infill`` executable: standard streams made safe (:func:`.streams.prepare`), the
+    click group, one note if some characters could not be shown, then an exit that is safe
+    under torchrun (:func:`infill.parallel.exit_process`)."""
     from infill.parallel import exit_process
+    streams.prepare()
     try:
         main(prog_name="infill")
         code = 0
@@ -76,6 +80,9 @@ def cli_entry() -> None:
         if not isinstance(e.code, (int, type(None))):
             raise
         code = e.code or 0
+    note = streams.lossy_note()
+    if note is not None:
+        click.echo(note, err=True)
     exit_process(code)
 
 

@@ -1,11 +1,13 @@
 """``infill models``: list the builtin (and downloadable) models; ``infill models download``."""
 from __future__ import annotations
 
+import textwrap
+
 import click
 
 from .errors import InfillGroup, clean_errors
 from .options import json_option
-from .status import progress_option
+from .status import WIDTH, progress_option, wrap
 
 
 @click.group(cls=InfillGroup, invoke_without_command=True)
@@ -24,12 +26,14 @@ def models(ctx, model, as_json):
     from infill.models.registry import describe_model, list_models
 
     if model is not None:
-        row = describe_model(model)
+        row = {**describe_model(model), **_defaults(model)}
         if as_json:
             click.echo(json.dumps(row, ensure_ascii=False))
         else:
             for key, value in row.items():
-                click.echo(f"{key}: {value}")
+                if isinstance(value, dict):
+                    value = ", ".join(f"{k} {v}" for k, v in value.items())
+                click.echo("\n".join(wrap(f"{key}: {value}", "    ")))
         return
 
     rows = list_models()
@@ -37,12 +41,30 @@ def models(ctx, model, as_json):
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
         return
-    header = {"name": "name", "family": "family", "size": "size", "description": "description"}
-    table = [header] + [{**r, "size": _size(r)} for r in rows]
-    widths = {k: max(len(str(r[k])) for r in table) for k in ("name", "family", "size")}
+    _table(rows)
+
+
+def _defaults(model: str) -> dict:
+    """The decoding defaults the model records (``defaults.json``) and why, for its row."""
+    from infill.defaults import recommendation
+    rec = recommendation(model)
+    if rec.source == "infill":
+        return {}
+    extra = {k: v for k, v in (("gap", rec.gap), ("length_score", rec.length_score)) if v}
+    return {"defaults": {"scorer": rec.scorer, "order": rec.order, **extra},
+            "defaults_why": rec.why}
+
+
+def _table(rows: list[dict]) -> None:
+    """The models as a table that fits :data:`WIDTH` columns: name, family and size on the
+    row's line, the description wrapped on indented lines under it."""
+    cols = ("name", "family", "size")
+    table = [dict(zip(cols, cols))] + [{**r, "size": _size(r)} for r in rows]
+    widths = {k: max(len(str(r[k])) for r in table) for k in cols}
     for r in table:
-        click.echo("  ".join(str(r[k]).ljust(widths[k]) for k in ("name", "family", "size"))
-                   + "  " + r["description"])
+        click.echo("  ".join(str(r[k]).ljust(widths[k]) for k in cols).rstrip())
+        for line in textwrap.wrap(r.get("description", ""), WIDTH - 4, break_on_hyphens=False):
+            click.echo("    " + line)
 
 
 def _size(row: dict) -> str:

@@ -12,8 +12,8 @@ import click
 
 from .status import progress_option  # --progress/--no-progress, one name everywhere
 
-from infill.fields import MAX_SEED, MAX_TEMPERATURE, spec_of
-from infill.names import DTYPES
+from infill.fields import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, spec_of
+from infill.names import DTYPE_SPELLINGS
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""
@@ -135,7 +135,7 @@ model_option = click.option(
 device_options = stack(
     click.option("--device", default=None,
                  help="cpu, cuda, cuda:N [default: cuda if available]."),
-    click.option("--dtype", type=click.Choice(DTYPES), default=None,
+    click.option("--dtype", type=click.Choice(DTYPE_SPELLINGS), default=None,
                  help="Weights' precision: bf16 (CUDA, or CPU -- slow where the CPU lacks bf16 "
                       "units), fp16 (CUDA); default float32."))
 
@@ -168,7 +168,9 @@ class GapLengthType(click.ParamType):
     def convert(self, value, param, ctx):
         from infill.decoding.lengths import parse_length
         from infill.errors import InfillError
+        from infill.jobs.fill import check_gap_text
         try:
+            check_gap_text(value)
             return parse_length(value)
         except InfillError as e:
             self.fail(str(e), param, ctx)
@@ -183,9 +185,11 @@ json_option = click.option("--json", "as_json", is_flag=True,
 
 examples_option = click.option("--examples", "-n", "examples", type=click.IntRange(min=0),
                                default=200, show_default=True,
-                               help="Examples drawn at random (seeded); 0 = all.")
+                               help="Examples drawn at random (seeded). 0: all (the API's "
+                                    "None).")
 
-data_option = click.option("--data-dir", "data_root", type=SafePath(file_okay=False), default=None,
+data_option = click.option("--data-dir", "--data-root", "data_root",
+                           type=SafePath(file_okay=False), default=None,
                            help="Folder of the named corpora (english, greek, protein) "
                                 "[default: $INFILL_DATA, else ../shared/data of a checkout].")
 
@@ -198,5 +202,6 @@ no_window_option = click.option(
 
 
 def temperature_type() -> FiniteFloat:
-    """A temperature: a finite number in (0, MAX_TEMPERATURE]."""
-    return FiniteFloat(min=0, min_open=True, max=MAX_TEMPERATURE)
+    """A temperature: a finite number in [MIN_TEMPERATURE, MAX_TEMPERATURE] (the rule of every
+    temperature field, :func:`infill.fields.temperature_option`)."""
+    return FiniteFloat(min=MIN_TEMPERATURE, max=MAX_TEMPERATURE)

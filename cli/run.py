@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from .errors import CLIError, InfillCommand, clean_errors
-from .status import chosen_options, progress_option, say
+from .status import defaults_line, progress_option, say
 from .options import (GapLengthType, SafePath, deprecated, device_options,
                       field_option, input_option, json_option, model_option, no_window_option,
                       request_args, seed_option, speed_options, stack, temperature_type)
 from infill.config import DecodeConfig
 from infill.data.files import check_text
+from infill.errors import WINDOWED
 from infill.jobs.fill import FillRequest
 from infill.lazy import LazyModule
 from infill.names import SAMPLERS
@@ -87,12 +88,15 @@ def _fill(name: str, *aliases: str, **overrides):
 @click.option("--out", "out", default=None, type=SafePath(file_okay=False),
               help="EpiDoc files: write each file's --output-format epidoc/leiden into this "
                    "folder (needed for several files).")
+@click.option("--legend", is_flag=True,
+              help="Explain the table's columns on stderr [default: the first time, on a "
+                   "terminal].")
 @json_option
 @progress_option
 @_fill("batch_size")
 @clean_errors
 def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_nonstandard,
-        no_window, view, fmt, hide_supplied, out, as_json, progress, **params):
+        no_window, view, fmt, hide_supplied, out, legend, as_json, progress, **params):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
 
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
@@ -102,47 +106,58 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     An input that cannot be filled is reported (stderr, and "error" in --json) and the others
     go on; the exit code is then 2.
 
+    A text that starts with '-' (a Leiden lost stretch, - - -) goes after --.
+
     \b
-    infill run --gap 2 "To be, or not to ___, that is the question."
+    infill run "To be, or not to ___, that is the question."
     infill run --model builtin:greek --view aligned "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"
-    infill run --model antiberty --region cdr3 --output-format fasta heavy_chains.fa
+    infill run --model builtin:greek "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον"
+    infill run --model builtin:greek -- "- - -ος ἀνέθη[.]εν"
+    infill run --model builtin:protein "MAKRVYFLAHGGQVQG???RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"
     """
-    from .epidoc import FORMATS as EPIDOC_FORMATS
-    from .epidoc import run_epidoc
-    from infill.epigraphy import epidoc_paths
+    from .ranks import finish
     from infill.jobs.fill import fill_inputs
     from infill.parallel import current
     from infill.runner import load
 
-    shard = current()
-    fmt = "json" if as_json else fmt
+    shard, fmt = current(), "json" if as_json else fmt
     request = FillRequest(decode=decode_config(**params), window=not no_window,
                           **request_args(FillRequest, params))
-    epidoc = epidoc_paths(texts, input_file)
-    if epidoc is None and (fmt in EPIDOC_FORMATS or hide_supplied or out):
-        raise CLIError("--output-format epidoc/leiden, --hide-supplied and --out are for EpiDoc "
-                       "files (TEI XML) only")
     options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
+    epidoc = _epidoc_inputs(texts, input_file, fmt, hide_supplied, out)
     if epidoc is not None:
-        lm = load(model, device, shard, **options)
-        return run_epidoc(lm, model, epidoc, request.decode, request.top_k, fmt, hide_supplied,
-                          request.window, out)
+        from .epidoc import run_epidoc
+        return run_epidoc(load(model, device, shard, **options), model, epidoc, request, fmt,
+                          hide_supplied, out)
     records = io.read_records(texts, input_file)
-    lm = load(model, device, shard, **options,
-              **({"allow_nonstandard": True} if allow_nonstandard else {}))
-    job = fill_inputs(lm, records, request, name=model, chosen=chosen_options(), shard=shard)
-    say(job.defaults.line())
+    if allow_nonstandard:
+        options["allow_nonstandard"] = True
+    lm = load(model, device, shard, **options)
+    job = fill_inputs(lm, records, request, name=model, shard=shard)
+    say(defaults_line(job.defaults))
     for input_id, warning in job.warnings:
         click.echo(f"Warning: input {input_id}: {warning}", err=True)
-    failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard)
-    if shard.broadcast(failed):
-        if not shard.main:
-            raise SystemExit(2)
-        raise CLIError(f"{failed} of {len(job.inputs)} input(s) could not be filled (see above)")
+    failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard,
+                          legend)
+    finish(shard, failed, len(job.inputs))
 
 
-def _print_fills(job, fmt: str, view: str, long_inputs: io.LongInputs, progress, shard) -> int:
-    """Print every input's fill as its batch is done (rank 0); the number that failed."""
+def _epidoc_inputs(texts, input_file, fmt: str, hide_supplied: bool, out):
+    """The EpiDoc files the inputs name (None: not EpiDoc); the EpiDoc-only options refused for
+    other inputs."""
+    from .epidoc import FORMATS
+    from infill.epigraphy import epidoc_paths
+    epidoc = epidoc_paths(texts, input_file)
+    if epidoc is None and (fmt in FORMATS or hide_supplied or out):
+        raise CLIError("--output-format epidoc/leiden, --hide-supplied and --out are for EpiDoc "
+                       "files (TEI XML) only")
+    return epidoc
+
+
+def _print_fills(job, fmt: str, view: str, long_inputs: io.LongInputs, progress, shard,
+                 legend: bool = False) -> int:
+    """Print every input's fill as its batch is done (rank 0); the number that failed
+    (``legend``: --legend)."""
     from infill.progress import progress as progress_bar
 
     color = io.use_color()
@@ -155,20 +170,22 @@ def _print_fills(job, fmt: str, view: str, long_inputs: io.LongInputs, progress,
             long_inputs.note(any(f.result.windows for f in fills))
             for f in fills:
                 n += 1
-                failed += _print_fill(n, f, fmt, view, long_inputs, color)
+                failed += _print_fill(n, f, fmt, view, long_inputs, color, legend)
             bar.update(len(fills))
     bar.close()
     return failed
 
 
-def _print_fill(n: int, f, fmt: str, view: str, long_inputs: io.LongInputs, color: bool) -> int:
+def _print_fill(n: int, f, fmt: str, view: str, long_inputs: io.LongInputs, color: bool,
+                legend: bool = False) -> int:
     """One input's errors and notes on stderr, its completions on stdout; 1 if it failed."""
     rec = f.input
     f.error = long_inputs.error(f.error, f.error_field)
     if f.error is not None:
         click.echo(f"Error: input {rec.id}: {f.error}", err=True)
     for note in f.result.notes:
-        click.echo(f"note: input {rec.id}: {note}", err=True)
+        if not note.startswith(WINDOWED):        # said once for all inputs (long_inputs)
+            click.echo(f"note: input {rec.id}: {note}", err=True)
     if fmt == "json":
         io.json_line(f.to_json())
     elif f.error is not None:
@@ -178,5 +195,5 @@ def _print_fill(n: int, f, fmt: str, view: str, long_inputs: io.LongInputs, colo
     elif view == "aligned":
         io.write_aligned(n, rec, f.completions, color)
     else:
-        io.write_table(n, rec, f.completions, color)
+        io.write_table(n, rec, f.completions, color, legend)
     return int(f.error is not None)

@@ -77,13 +77,13 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     others go on (exit code 2 at the end).
 
     \b
-    infill sample --gap 2 "To be, or not to ___, that is the question."
-    infill sample --anneal 0.02 --epochs 50 --chains 8 --json "The ___ sat on the mat."
+    infill sample --chains 2 --epochs 5 "To be, or not to ___, that is the question."
+    infill sample --anneal 0.2 --epochs 5 --json "Friends, Romans, countrymen, lend me your ___"
     """
     from infill.defaults import fixed_gap
     from infill.jobs.sample import sample_inputs
     from infill.parallel import current
-    from infill.progress import progress as progress_bar
+    from infill.progress import follow, progress as progress_bar
     from infill.runner import load
 
     top = top_alias or top_k
@@ -99,13 +99,17 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
         say(gap_note)
     long_inputs = io.LongInputs(
         lm, no_window, "sampled in the longest context window centred on the gaps")
-    # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order
-    shown = progress if shard.main and len(records) > 1 else False
+    # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order;
+    # one input has its bar too: sampling it can take minutes
+    shown = progress if shard.main else False
+    # a second bar follows the epochs (sweeps) of the input being sampled
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
-                      enabled=shown) as bar, io.LongInputs.quiet():
+                      enabled=shown) as bar, \
+            progress_bar(total=opts.epochs, desc="epochs", unit="epoch", enabled=shown,
+                         leave=False) as sweeps, io.LongInputs.quiet():
         results = sample_inputs(lm, records, opts, gap=gap, marker=marker,
                                 window=long_inputs.window, name=model, shard=shard,
-                                progress=bar)
+                                progress=bar, on_epoch=follow(sweeps))
     if not shard.main:
         raise SystemExit(2 if shard.broadcast(None) else 0)
     failed = sum(s.error is not None for s in results)
@@ -169,8 +173,8 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     --json).
 
     \b
-    infill rescore "the cat sat on the mat." "the dog sat on the mat."
-    infill run --json -k 5 "the ___ sat" | jq -r '.completions[].text' | infill rescore
+    infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"
+    infill run --json -k 5 "Now is the winter of our ___" | jq -r '.completions[].text' | infill rescore
     """
     from infill.jobs.rescore import rescore_inputs
     from infill.parallel import current

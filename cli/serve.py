@@ -11,12 +11,16 @@ from .options import DEFAULT_MODEL, device_options, field_option
 
 LIMITS = Limits()          # the option defaults are the library's
 
-_SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serve]'"
+_SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill-mlm[serve]'"
 
 
 @click.command(cls=InfillCommand)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (127.0.0.1: this machine only).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests that name this server NAME (repeatable); besides "
+                   "localhost, loopback addresses and --host, every other Host is refused (a "
+                   "defence against DNS rebinding).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on (0: any free port).")
 @click.option("--model", "-m", "models", multiple=True, metavar="MODEL",
@@ -37,8 +41,8 @@ _SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill[serv
               type=click.Choice(["critical", "error", "warning", "info", "debug"]),
               help="uvicorn's log level.")
 @clean_errors
-def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_gap, max_positions,
-          max_pending, max_batch, batch_wait_ms, max_wait_s, log_level):
+def serve(host, allow_hosts, port, models, device, dtype, max_text, max_beam, max_top_k, max_gap,
+          max_positions, max_pending, max_batch, batch_wait_ms, max_wait_s, log_level):
     """Serve the workbench page and the JSON API on HOST:PORT.
 
     Open http://HOST:PORT/ in a browser: type a text with gaps, pick a model, and see the ranked
@@ -48,7 +52,7 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
 
     \b
     infill serve
-    infill serve --model builtin:greek --model ./my-bert --port 8080
+    infill serve --model builtin:greek --model builtin:english --port 8080
     """
     from infill.errors import ConfigError
     try:
@@ -69,7 +73,8 @@ def serve(host, port, models, device, dtype, max_text, max_beam, max_top_k, max_
     for name in models or (DEFAULT_MODEL,):       # the default model is ready for the first request
         click.echo(f"note: loading {name} ...", err=True)
         catalog.get(name)
-    app = create_app(catalog, limits, default_model=models[0] if models else DEFAULT_MODEL)
+    app = create_app(catalog, limits, default_model=models[0] if models else DEFAULT_MODEL,
+                     host=host, allow_hosts=allow_hosts)
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"Warning: serving on {host}: anyone who can reach it can use this machine's "
                    "CPU/GPU (the workbench has no authentication)", err=True)

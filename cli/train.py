@@ -9,14 +9,14 @@ from __future__ import annotations
 import click
 
 from .errors import InfillCommand, clean_errors
-from .options import SafePath, data_option, device_options, field_option, json_option, request_args
+from .options import SafePath, data_option, field_option, json_option, request_args
 from .status import progress_option
 from infill.errors import InputError
 from infill.training.request import ModelOptions, TrainRequest
 
 CLI = {
     "out": dict(aliases=("-o",), type=SafePath(file_okay=False), required=True, default=None),
-    "progress": progress_option, "device": None, "dtype": None,   # from device_options
+    "progress": progress_option,      # device and dtype: the fields' own (bf16 is autocast here)
     # plain numbers: the request's rules word the error (the help shows no range)
     "mask_rate": dict(type=float), "epochs": dict(type=float), "time_budget": dict(type=float),
     # None: the family's default (infill.training.train_request)
@@ -36,9 +36,9 @@ def _option(request, name: str):
 
 
 def train_options(fn):
-    """Every field of both requests as an option, in their order (device and dtype last)."""
+    """Every field of both requests as an option, in their order."""
     options = [_option(TrainRequest, n) for n in TrainRequest.fields()] \
-        + [_option(ModelOptions, n) for n in ModelOptions.fields()] + [device_options]
+        + [_option(ModelOptions, n) for n in ModelOptions.fields()]
     for option in reversed([o for o in options if o is not None]):
         fn = option(fn)
     return fn
@@ -66,8 +66,10 @@ def train(family, corpus, data_root, as_json, **params):
     if corpus is None:
         corpus = default_corpus(family, data_root)
         if corpus is None:
+            from infill.data.corpora import corpus_hint
             raise InputError(f"no CORPUS given and the {family} corpus was not found: give the "
-                             "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora")
+                             "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora; "
+                             f"{corpus_hint(family)}")
     result = run_training(family, corpus if isinstance(corpus, tuple) else str(corpus), request,
                           model)
     if as_json:

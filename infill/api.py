@@ -15,23 +15,24 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
 from infill.config import DecodeConfig
+from infill.fill_request import FillRequest
 from infill.data.files import check_text
-from infill.decoding.decoders import DECODERS
-from infill.decoding.decoders import run_decoder as _run_decoder
+from infill.decoders import DECODERS
+from infill.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
 from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
 from infill.decoding.windows import Window, windows_for
-from infill.errors import ConfigError, InfillError, InputError, LongInputWarning
+from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
-from infill.fields import Spec
-from infill.defaults import Defaults, resolve_defaults, resolve_gap, resolve_length_score
+from infill.defaults import Defaults, resolve_fill
 
 
 @dataclass(frozen=True)
@@ -136,26 +137,28 @@ def _id_rows(model: MaskedLM, batch: list) -> list[list[int]]:
 
 def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
                 config: DecodeConfig) -> list[list[Hypothesis]]:
-    """The configured decoder (a registered strategy, :mod:`infill.decoding.decoders`) on a
+    """The configured decoder (a registered strategy, :mod:`infill.decoders`) on a
     batch of id sequences (see :func:`decode`)."""
     return _run_decoder(model, inputs, gaps, config)
 
 
-def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, gaps=None,
-           **options):
+def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, positions=None,
+           gaps=None, **options):
     """Token-level decoding. ``input_ids``: a 1-D sequence (or a list of them) holding
     ``model.mask_id`` at every gap position. Returns ranked :class:`Hypothesis` objects (a list per
     input when given a list): ``.tokens`` at the gap positions in position order, ``.score`` the
     summed update of the scorer, ``.logq`` each token's log q when placed.
 
-    ``gaps``: the positions to fill (a list of ints, or one such list per input); default: every
-    position holding ``model.mask_id``. Needed when the mask is also a text symbol the input holds
-    as context (``model.mask_in_text``: Ithaca's missing character ``-``).
+    ``positions``: the positions to fill (a list of ints, or one such list per input; the name
+    :func:`infill.mcmc.mh` uses too); default: every position holding ``model.mask_id``. Needed
+    when the mask is also a text symbol the input holds as context (``model.mask_in_text``:
+    Ithaca's missing character ``-``). ``gaps``: its old name (deprecated).
 
     ``config`` and/or keyword ``options`` (fields of :class:`DecodeConfig`: ``scorer``,
     ``order``, ``beam_size``, ``pivot``, ``sampling``, ``seed``, ...).
     """
     config = DecodeConfig.from_options(config, **options)
+    positions = _renamed_positions(positions, gaps)
     if not isinstance(input_ids, (Sequence, torch.Tensor, np.ndarray)) \
             or isinstance(input_ids, (str, bytes)):
         raise InputError("decode takes token ids (a sequence of ints, a list of them, or a "
@@ -164,15 +167,27 @@ def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, gaps=
     batch = [input_ids] if single else list(input_ids)
     if not batch:
         raise InputError("no input to decode")
-    if gaps is not None:
-        gaps = [gaps] if single else list(gaps)
+    if positions is not None:
+        positions = [positions] if single else list(positions)
         if not all(isinstance(g, (Sequence, np.ndarray, torch.Tensor)) and
                    all(not isinstance(p, (bool, np.bool_)) and isinstance(p, (int, np.integer))
-                       for p in (g.tolist() if hasattr(g, "tolist") else g)) for g in gaps):
-            raise InputError("gaps must be a list of positions (ints), one per input when "
-                             "decoding several")
-    out = run_decoder(model, _id_rows(model, batch), gaps, config)
+                       for p in (g.tolist() if hasattr(g, "tolist") else g)) for g in positions):
+            raise InputError("positions must be a list of positions (ints), one per input when "
+                             "decoding several", field="positions")
+    out = run_decoder(model, _id_rows(model, batch), positions, config)
     return out[0] if single else out
+
+
+def _renamed_positions(positions, gaps):
+    """``positions``, or the deprecated ``gaps=`` read as it (with a DeprecationWarning)."""
+    if gaps is None:
+        return positions
+    if positions is not None:
+        raise ConfigError("give 'positions' only (not also the deprecated 'gaps')",
+                          field="positions")
+    warnings.warn("decode(gaps=) is now decode(positions=); 'gaps' will be removed in 0.3.0",
+                  DeprecationWarning, stacklevel=3)
+    return gaps
 
 
 @dataclass
@@ -194,22 +209,27 @@ class FillResult:
     options were chosen, not part of the result, so not compared."""
     length_score: str | None = None
     """How completions of several gap lengths were ranked together (None: one length)."""
+    config: DecodeConfig | None = field(default=None, compare=False)
+    """The decoding options that ran (every option resolved, :func:`resolve_fill`)."""
+    gap: Any = field(default=None, compare=False)
+    """The gap length it was filled with (N, a range, ``word``, or one per marker)."""
+    model: str | None = field(default=None, compare=False)
+    """The model's name as the user gave it (the ``model`` of its JSON line)."""
+    id: str | None = field(default=None, compare=False)
+    """The input's id (a FASTA header's first word, else its number) when a job set it."""
 
-    def to_json(self, model: str, config: DecodeConfig, gap: int, id: str | None = None) -> dict:
+    def to_json(self) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
         carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
-        config = config.to_json()
+        config = {} if self.config is None else self.config.to_json()
         if self.defaults is not None and self.defaults.values:
             config["defaults"] = self.defaults.to_json()
         if self.length_score is not None:
             config["length_score"] = self.length_score
-        return {"id": id, "input": self.input, "model": model, "config": config,
+        gap = list(self.gap) if isinstance(self.gap, tuple) else self.gap
+        return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
                 "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
-
-
-TOP_K = Spec(int, "Completions returned per input.", low=1, what="top-k")
-WINDOW = Spec(bool, "Decode an input longer than the model in context windows (False: an error).")
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]",
@@ -252,40 +272,38 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
               length_score: str | None = None, **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
-    the others are decoded together as usual. Options not given (the scorer, the gap's length,
-    or with no ``config`` the order too) take the model's recommended defaults
-    (``FillResult.defaults``)."""
-    config, defaults = _fill_config(model, config, options, top_k)
-    gap, defaults = resolve_gap(gap, defaults)
-    length_score, defaults = resolve_length_score(length_score, gap, defaults)
-    WINDOW.check(window, "window")
+    the others are decoded together as usual. Options left out (None: the scorer, the order,
+    the gap's length, the length score) take the model's recommended defaults
+    (``FillResult.defaults``); an explicit choice always wins."""
+    decode = DecodeConfig.from_options(config, **options)
+    request = FillRequest(decode=decode, top_k=top_k, gap=gap, marker=marker, window=window,
+                          length_score=length_score)
+    request, defaults = resolve_fill(model, request)
+    return fill_resolved(model, texts, request, defaults, _raise=_raise)
+
+
+def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defaults | None = None,
+                  _raise: bool = False) -> list[FillResult]:
+    """:func:`fill_each` with a request already resolved (:func:`resolve_fill`): what the fill
+    job runs, each result carrying the request's config and gap."""
+    config, top_k, gap = request.decode, request.top_k, request.gap
     texts = _fill_texts(texts)
-    lengths = _fill_lengths(model, gap, config, length_score)
-    results = [FillResult(t, [], defaults=defaults) for t in texts]
-    jobs, found = _plan_jobs(model, texts, lengths, marker, window, config, results, _raise)
+    lengths = _fill_lengths(model, gap, config, request.length_score)
+    results = [FillResult(t, [], defaults=defaults, config=config, gap=gap) for t in texts]
+    jobs, found = _plan_jobs(model, texts, lengths, request.marker, request.window, config,
+                             results, _raise)
     if not jobs:
         return results
     hyps = _decode_jobs(model, jobs, found, config)
     for i, items in _ranked(jobs, hyps, found, config.beam_size, top_k).items():
-        results[i].completions = _completions(model, items, length_score, top_k)
+        results[i].completions = _completions(model, items, request.length_score, top_k)
         if results[i].completions and results[i].completions[0].rank_score is not None:
-            results[i].length_score = length_score
+            results[i].length_score = request.length_score
     return results
 
 
 _Job = tuple[tuple[int, int], Encoding, Window, int, int]
 """One decoder input of :func:`fill_each`: ((input, variant), encoding, window, lo, hi)."""
-
-
-def _fill_config(model: MaskedLM, config: DecodeConfig | None, options: dict, top_k: int
-                 ) -> tuple[DecodeConfig, Defaults]:
-    """The config a fill runs (options not given take the model's defaults, the beam is raised
-    to ``top_k``) and those defaults."""
-    chosen = set(options) | ({"order"} if config is not None else set())
-    config = DecodeConfig.from_options(config, **options)
-    config, defaults = resolve_defaults(model, config, chosen)
-    TOP_K.check(top_k, "top_k")
-    return effective_config(config, top_k), defaults
 
 
 def _fill_texts(texts) -> list[str]:
@@ -339,6 +357,8 @@ def _plan_jobs(model: MaskedLM, texts: list[str], lengths, marker: str, window: 
                 windowed += 1
                 results[i].windows = [{"start": w.left, "end": w.right, "gaps": list(w.gaps)}
                                       for w in plan]
+                results[i].notes.append(f"{WINDOWED} ({model.max_length} tokens): decoded in "
+                                        "the longest context window centred on the gaps")
             jobs += [((i, v), var.encoding, w, lo, hi) for w in plan]
     if windowed:
         warnings.warn(f"{windowed} input(s) longer than the model's maximum length "
@@ -418,23 +438,27 @@ def _slot_allowed(model: MaskedLM, var: Variant, positions: list[int]):
 def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], length_score: str,
                  top_k: int) -> list[Completion]:
     """The completions of one input; with several length variants, ranked together by the
-    length score (each keeps it as ``rank_score``)."""
-    comps = [complete(model, var.encoding, h) for var, h in items]
+    length score (each keeps it as ``rank_score``), computed only for the completions that can
+    reach the top ``top_k`` (:func:`infill.length_ranking.rank`, exact)."""
     if len({id(var) for var, _ in items}) == 1:
-        return comps
-    filled = []
-    for var, h in items:
-        ids = list(var.encoding.input_ids)
-        for p, t in zip(var.encoding.positions, h.tokens):
-            ids[p] = t
-        filled.append(ids)
-    from infill.mcmc.energy import length_scores
-    scores = length_scores(model, length_score, filled,
-                           [var.encoding.positions for var, _ in items],
-                           [h.score for _, h in items],
-                           [sum(len(f) for f in c.fills) for c in comps])
-    order = sorted(range(len(comps)), key=lambda j: -scores[j])
-    return [dataclasses.replace(comps[j], rank_score=scores[j]) for j in order[:top_k]]
+        return [complete(model, var.encoding, h) for var, h in items]
+    from infill.length_ranking import rank
+    chars = [0] * len(items)
+    if length_score == "per-char":
+        chars = [sum(map(len, complete(model, var.encoding, h).fills)) for var, h in items]
+    best = rank(model, length_score, [_filled(var, h) for var, h in items],
+                [var.encoding.positions for var, _ in items], [h.score for _, h in items],
+                chars, top_k)
+    return [dataclasses.replace(complete(model, items[j][0].encoding, items[j][1]), rank_score=v)
+            for j, v in best]
+
+
+def _filled(var: Variant, h: Hypothesis) -> list[int]:
+    """The variant's ids with the hypothesis' tokens in its gaps."""
+    ids = list(var.encoding.input_ids)
+    for p, t in zip(var.encoding.positions, h.tokens):
+        ids[p] = t
+    return ids
 
 
 def length_buckets(lengths: list[int], slack: float = 1.25, extra: int = 8) -> list[list[int]]:
@@ -449,11 +473,6 @@ def length_buckets(lengths: list[int], slack: float = 1.25, extra: int = 8) -> l
         else:
             buckets.append([i])
     return [sorted(b) for b in buckets]
-
-
-def effective_config(config: DecodeConfig, top_k: int) -> DecodeConfig:
-    """The config a fill with ``top_k`` runs: the beam raised to ``top_k`` when smaller."""
-    return config.replace(beam_size=top_k) if top_k > config.beam_size else config
 
 
 def _check_decodable(model: MaskedLM, enc: Encoding, config: DecodeConfig) -> None:

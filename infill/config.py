@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infill.errors import ConfigError
-from infill.fields import AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option
+from infill.fields import (AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option,
+                           temperature_option)
 from infill.names import DECODERS, DEDUP_KEEPS, ORDERS, PIVOT_CONTEXTS, SAMPLERS, SCORERS
 
 if TYPE_CHECKING:
@@ -40,9 +41,11 @@ class DecodeConfig(Request):
     """Every option of a decode. Invalid combinations raise :class:`ConfigError` at construction.
 
     decoder       -- "beam" (the engine) or "ag" (Arnold-Gokhale, two-token gaps)
-    scorer        -- a name of :data:`SCORERS` or a :class:`Scorer` instance; None: "hcb", or
-                     "standard" for a sampling baseline (SPEC §1.1: Score = Σ log q)
-    order         -- "left-to-right" | "best-to-worst" | "any-order"
+    scorer        -- a name of :data:`SCORERS` or a :class:`Scorer` instance; None: not chosen
+                     (a fill takes the model's recommendation; else "hcb", or "standard" for a
+                     sampling baseline, SPEC §1.1: Score = Σ log q)
+    order         -- "left-to-right" | "best-to-worst" | "any-order"; None: not chosen (the
+                     model's recommendation, else "left-to-right")
     beam_size     -- hypotheses kept per step (rows, for sampling)
     dedup         -- best-to-worst, any-order: merge equal fills reached in different orders
     dedup_keep    -- which score a merged fill keeps: "higher" (SPEC) | "lower" (Ithaca's
@@ -64,10 +67,12 @@ class DecodeConfig(Request):
     decoder: str = option("beam", str, "beam: beam search (or a sampling baseline); ag: the "
                           "Arnold-Gokhale pairwise joint (gaps of exactly two tokens).",
                           choices=lambda: DECODERS)
-    scorer: Any = option(None, str, "Update rule [default: hcb; standard with sampling].",
+    scorer: Any = option(None, str, "Update rule [default: the model's recommendation, else "
+                         "hcb; standard with sampling].",
                          choices=lambda: SCORERS, optional=True, skip=_is_scorer)
-    order: str = option("left-to-right", str, "Which gap position a hypothesis fills next.",
-                        choices=lambda: ORDERS)
+    order: str | None = option(None, str, "Which gap position a hypothesis fills next "
+                               "[default: the model's recommendation, else left-to-right].",
+                               choices=lambda: ORDERS, optional=True)
     beam_size: int = option(5, int, "Beam size (rows when sampling); raised to top-k if "
                             "smaller.", low=1, high=MAX_BEAM, what="beam size")
     dedup: bool = option(True, bool, "best-to-worst, any-order: merge equal fills reached in "
@@ -85,8 +90,8 @@ class DecodeConfig(Request):
     sampling: str | None = option(None, str, "A sampling baseline at the same budget instead of "
                                   "beam search.", choices=lambda: SAMPLERS, optional=True,
                                   what="sampling method")
-    temperature: float = option(1.0, float, "Sampling temperature (sampling='temperature').",
-                                low=0, low_open=True, what="sampling temperature")
+    temperature: float = temperature_option(1.0, "Sampling temperature "
+                                            "(sampling='temperature').", "sampling temperature")
     top_p: float = option(0.9, float, "Nucleus mass (sampling='nucleus').", low=0, low_open=True,
                           high=1, what="top-p")
     seed: int = seed_option()
@@ -127,6 +132,11 @@ class DecodeConfig(Request):
             return self.scorer.name
         return self.scorer or ("standard" if self.sampling else "hcb")
 
+    @property
+    def order_name(self) -> str:
+        """The order's name (None resolved: left-to-right)."""
+        return self.order or "left-to-right"
+
     def make_scorer(self) -> Scorer:
         """A fresh scorer (the given instance when one was passed)."""
         from infill.decoding.scorers import make_scorer
@@ -141,7 +151,7 @@ class DecodeConfig(Request):
         fresh scorer (or the given instance), the order and the selector."""
         from infill.decoding.engine import Search
         from infill.decoding.orders import ORDERS as ORDER_REGISTRY
-        return Search(self.make_scorer(), ORDER_REGISTRY[self.order], self.make_selector(),
+        return Search(self.make_scorer(), ORDER_REGISTRY[self.order_name], self.make_selector(),
                       self.beam_size, self.seed, self.allow_special)
 
     def make_selector(self) -> Selector:
@@ -150,11 +160,17 @@ class DecodeConfig(Request):
         from infill.decoding.selectors import GumbelSample, TopB
         if self.sampling is not None:
             return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))
-        return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order].dedup, keep=self.dedup_keep)
+        return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order_name].dedup, keep=self.dedup_keep)
 
     def to_json(self) -> dict:
-        """The options as JSON-able values (what ``--json`` output and bench records store)."""
-        return {**super().to_json(), "scorer": self.scorer_name}
+        """The options as JSON-able values (what ``--json`` output and bench records store);
+        ``DecodeConfig(**c.to_json()) == c`` (a :class:`Scorer` instance is written by name).
+        None is "not chosen": a resolved config (:func:`infill.defaults.resolve_defaults`)
+        names what ran."""
+        out = super().to_json()
+        if _is_scorer(self.scorer):
+            out["scorer"] = self.scorer.name
+        return out
 
     @classmethod
     def from_options(cls, config: "DecodeConfig | None" = None, **options) -> "DecodeConfig":

@@ -4,25 +4,25 @@ A model folder may hold ``defaults.json`` = ``{"scorer": ..., "order": ..., "why
 builtins' are written from their accuracy benchmark), and optionally ``"gap"``: what a gap marker
 stands for when the user gives no length (builtin:english: ``"word"``, one whole word; infill's
 default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
-(builtin:english: ``"pll-gap"``; infill's default: ``pll``). When a user does not choose these, the decode uses the model's
+(builtin:english: ``"pll-word"``; infill's default: ``pll``). When a user does not choose these, the decode uses the model's
 recommendation, or infill's own defaults (HCB, left-to-right, 1) for a model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
 on stderr; JSON: ``config.defaults``; workbench).
 
-    config, used = resolve_defaults(model, config, chosen={"beam_size"})
+    config, used = resolve_defaults(model, config)          # None fields: the model's choice
     print(used.line())       # scorer: standard, order: left-to-right (builtin:greek's defaults: ...)
     gap, used = resolve_gap(None, used)                    # "word" for builtin:english
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
-           "fixed_gap", "recommendation", "resolve_defaults", "resolve_gap", "resolve_length_score"]
+           "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
+           "resolve_length_score"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -92,17 +92,16 @@ def _folder(model) -> tuple[Path | None, str]:
 def recommendation(model) -> Recommendation:
     """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``;
     :data:`LIBRARY_DEFAULTS` when it records none. A malformed file is a :class:`ModelLoadError`."""
-    import json
-
     from infill.config import ORDERS, SCORERS
+    from infill.data.files import read_json
     folder, label = _folder(model)
     path = None if folder is None else folder / DEFAULTS_FILE
     if path is None or not path.is_file():
         return LIBRARY_DEFAULTS
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {path}: {str(e).splitlines()[0][:120]}") from None
+    try:        # bounded: a deeply nested or huge file is one error, never a RecursionError
+        data = read_json(path, "model defaults", ModelLoadError)
+    except ModelLoadError as e:
+        raise ModelLoadError(f"cannot read {e}") from None
     if not isinstance(data, dict) or data.get("scorer") not in SCORERS \
             or data.get("order") not in ORDERS or not isinstance(data.get("why"), str):
         raise ModelLoadError(f"{path}: expected {{\"scorer\": one of {', '.join(SCORERS)}, "
@@ -130,29 +129,48 @@ def _gap(gap, path: Path) -> int | str | None:
     except InfillError:
         parsed = None
     if parsed is None or (isinstance(parsed, int) and parsed < 1):
+        shown = repr(gap)
         raise ModelLoadError(f"{path}: \"gap\" must be a gap length (N, LO-HI or word), "
-                             f"got {gap!r}")
+                             f"got {shown if len(shown) <= 40 else shown[:37] + '...'}")
     return parsed
 
 
-def resolve_defaults(model, config=None, chosen: Iterable[str] = ()):
-    """``config`` (a :class:`~infill.config.DecodeConfig`; None: infill's) with the options the
-    user did not choose (``chosen``: option names) set to the model's recommendation.
+def resolve_defaults(model, config=None):
+    """``config`` (a :class:`~infill.config.DecodeConfig`; None: infill's) with every option
+    the user left out (None: not chosen) filled in -- the one place this happens. An explicit
+    choice always wins.
 
-    The scorer is recommended for beam search only: a sampling baseline scores with the standard
-    update and the AG decoder has no scorer. Returns ``(config, Defaults)``."""
+    ``order``: the model's recommendation (beam search and its sampling baselines). ``scorer``:
+    the model's recommendation for beam search; a sampling baseline scores with the standard
+    update (SPEC §1.1); the AG decoder has no scorer. Returns ``(config, Defaults)``, the
+    :class:`Defaults` naming the options that took the model's recommendation."""
     from infill.config import DecodeConfig
     config = DecodeConfig() if config is None else config
-    chosen = set(chosen)
     rec = recommendation(model)
-    values = {}
-    if "order" not in chosen and config.decoder == "beam":
+    values, rules = {}, {}
+    if config.order is None and config.decoder == "beam":
         values["order"] = rec.order
-    if "scorer" not in chosen and config.scorer is None and config.decoder == "beam" \
-            and config.sampling is None:
-        values["scorer"] = rec.scorer
+    if config.scorer is None and config.decoder == "beam":
+        if config.sampling is None:
+            values["scorer"] = rec.scorer
+        else:
+            rules["scorer"] = "standard"
     values = {k: values[k] for k in FIELDS if k in values}
-    return (config.replace(**values) if values else config), Defaults(values, rec)
+    changes = {**values, **rules}
+    return (config.replace(**changes) if changes else config), Defaults(values, rec)
+
+
+def resolve_fill(model, request):
+    """A fill request (:class:`~infill.jobs.fill.FillRequest`) with everything left out filled
+    in: its decoding options (:func:`resolve_defaults`), the gap's length, the length score,
+    and the beam raised to ``top_k`` when smaller (a fill returns ``top_k`` completions).
+    Every front end's fill goes through here once. Returns ``(request, Defaults)``."""
+    config, defaults = resolve_defaults(model, request.decode)
+    gap, defaults = resolve_gap(request.gap, defaults)
+    length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
+    if request.top_k > config.beam_size:
+        config = config.replace(beam_size=request.top_k)
+    return request.replace(decode=config, gap=gap, length_score=length_score), defaults
 
 
 def resolve_gap(gap, defaults: Defaults):

@@ -4,7 +4,7 @@ readings per lacuna, and write EpiDoc or Leiden.
     model = infill.load_model("builtin:greek")
     [r] = restore_files(model, ["1.10.xml"], top_k=5)
     r.readings[0]          # [Reading(text='τεμισίωνος', prob=0.4, accented=True), ...]
-    epidoc_output(r, model_name="builtin:greek", config=config)   # the file with <supplied>/<app>
+    epidoc_output(r, model_name="builtin:greek")   # the file with <supplied>/<app>
 
 One input per file: its edition as gapped text (:meth:`infill.data.epidoc.Edition.render`) goes
 through :func:`infill.api.fill_each` like any typed input (context windows for long editions,
@@ -25,8 +25,8 @@ from infill.data.epidoc import Edition, Rendered, is_epidoc, read_edition
 from infill.data.epidoc_write import Reading, add_header, apply_readings, leiden, serialize
 from infill.errors import InfillError, InputError
 
-__all__ = ["EditionResult", "epidoc_output", "epidoc_paths", "leiden_output", "readings_for",
-           "restore_files"]
+__all__ = ["EditionResult", "epidoc_output", "epidoc_paths", "leiden_output", "read_for_restore",
+           "readings_for", "restore_files"]
 
 GREEK_LANGS = ("grc", "el", "gr")
 MARKER = "\x00"
@@ -52,6 +52,26 @@ class EditionResult:
     windows: list = field(default_factory=list)
     hide_supplied: bool = False
     rendered: Rendered | None = None
+    request: object = None
+    """The fill request that ran (:class:`~infill.jobs.fill.FillRequest`, resolved): its
+    ``decode`` config is what the restored file's provenance records."""
+    defaults: object = None
+    """Which options took the model's recommendation (:class:`~infill.defaults.Defaults`)."""
+
+    @property
+    def config(self):
+        """The decoding options that ran (None before decoding)."""
+        return None if self.request is None else self.request.decode
+
+    def config_json(self) -> dict:
+        """The options that ran as ``--json`` writes them: ``defaults`` when some took the
+        model's recommendation, ``length_score`` when lacunae of uncertain length were ranked."""
+        config = self.config.to_json()
+        if self.defaults is not None and self.defaults.values:
+            config["defaults"] = self.defaults.to_json()
+        if isinstance(self.request.gap, list):
+            config["length_score"] = self.request.length_score
+        return config
 
     def lacunae_json(self) -> list[dict]:
         """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""
@@ -105,7 +125,7 @@ def epidoc_paths(args: list[str], input_file: str | None = None
 # ---- decoding --------------------------------------------------------------------------------
 def _check_language(edition: Edition, model) -> None:
     """A Greek model reads Greek editions only."""
-    if getattr(model, "alphabet", None) is None or edition.lang is None:
+    if model is None or getattr(model, "alphabet", None) is None or edition.lang is None:
         return
     if not edition.lang.lower().split("-")[0] in GREEK_LANGS:
         raise InputError(f"{edition.path}: line {edition.div.sourceline}: the edition is in "
@@ -113,7 +133,11 @@ def _check_language(edition: Edition, model) -> None:
                          "(grc)", path=edition.path, line=edition.div.sourceline)
 
 
-def _read(path: str, text: str | None, model, hide_supplied: bool) -> EditionResult:
+def read_for_restore(path: str, text: str | None, model, hide_supplied: bool) -> EditionResult:
+    """An EpiDoc file read for restoring (its ``error`` when it cannot be): the edition rendered
+    for decoding -- a lacuna of uncertain length as the gap marker, decoded over its whole range
+    (unless the combinations exceed ``MAX_VARIANTS``: then at their stated lengths) -- with notes
+    on how; ``model`` (None: not checked) must read the edition's language."""
     res = EditionResult(path, hide_supplied=hide_supplied)
     try:
         ed = read_edition(path, text)
@@ -148,14 +172,23 @@ def _read(path: str, text: str | None, model, hide_supplied: bool) -> EditionRes
 
 
 def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: bool = False,
-                  window: bool = True) -> list[EditionResult]:
+                  window: bool = True, length_score: str | None = None) -> list[EditionResult]:
     """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
-    unreadable file or edition getting its ``error`` while the others are decoded together."""
-    from infill.api import fill_each
+    unreadable file or edition getting its ``error`` while the others are decoded together.
+    Options left out take the model's recommendation, as for any fill
+    (:func:`~infill.defaults.resolve_fill`); each result records the request that ran."""
+    from infill.api import fill_resolved
     from infill.data.accents import default_lexicon
+    from infill.defaults import resolve_fill
+    from infill.jobs.fill import FillRequest
 
+    request, defaults = resolve_fill(model, FillRequest(
+        decode=config if config is not None else FillRequest().decode, top_k=top_k, gap=1,
+        marker=MARKER, window=window, length_score=length_score))
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
-    results = [_read(str(p), t, model, hide_supplied) for p, t in pairs]
+    results = [read_for_restore(str(p), t, model, hide_supplied) for p, t in pairs]
+    for r in results:
+        r.request, r.defaults = request, defaults
     todo = [r for r in results if r.error is None and r.rendered.restore]
     # files whose uncertain lengths agree are decoded together (one gap range per marker)
     groups: dict[tuple, list[EditionResult]] = {}
@@ -164,9 +197,10 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     filled: dict[int, object] = {}
     for spans, rs in groups.items():
         texts = [r.rendered.text for r in rs]
-        for r, f in zip(rs, fill_each(model, texts, gap=list(spans) or 1, top_k=top_k,
-                                      marker=MARKER, config=config, window=window)):
+        ask = request.replace(gap=list(spans) or 1)
+        for r, f in zip(rs, fill_resolved(model, texts, ask, defaults)):
             filled[id(r)] = f
+            r.request = ask
     lexicon = default_lexicon() if getattr(model, "alphabet", None) is not None else None
     for r in todo:
         f = filled[id(r)]
@@ -236,24 +270,27 @@ def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
 
 
 # ---- outputs ---------------------------------------------------------------------------------
-def describe(model_name: str, config, top_k: int, hide_supplied: bool) -> str:
-    """What the header's <change> says: model, decoder and options."""
-    opts = config.to_json() if config is not None else {}
+def describe(model_name: str, request, hide_supplied: bool) -> str:
+    """What the header's <change> says: the model, the decoder and every option that ran
+    (``request``: the resolved fill request), the number of readings kept."""
+    opts = request.decode.to_json()
+    if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
+        opts["length_score"] = request.length_score
     shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
     return (f"Lost text restored by infill with model {model_name}, decoder "
-            f"{opts.get('decoder', 'beam')} ({shown}); top {top_k} readings"
+            f"{opts.get('decoder', 'beam')} ({shown}); top {request.top_k} readings"
             + ("; the editors' supplements hidden and read afresh" if hide_supplied else ""))
 
 
-def epidoc_output(result: EditionResult, model_name: str, config=None, top_k: int = 5) -> str:
-    """The file with the restorations written in (see :mod:`infill.data.epidoc_write`); a file
-    with nothing restored comes out unchanged."""
+def epidoc_output(result: EditionResult, model_name: str) -> str:
+    """The file with the restorations written in (see :mod:`infill.data.epidoc_write`), its
+    header recording the options that ran; a file with nothing restored comes out unchanged."""
     from infill._version import __version__
 
     if not result.readings:
         return serialize(result.edition)
     apply_readings(result.edition, result.readings)
-    add_header(result.edition, describe(model_name, config, top_k, result.hide_supplied),
+    add_header(result.edition, describe(model_name, result.request, result.hide_supplied),
                __version__)
     return serialize(result.edition)
 

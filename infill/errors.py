@@ -67,5 +67,10 @@ class LongInputWarning(UserWarning):
     """Some input exceeded the model's maximum length and was decoded in context windows."""
 
 
+WINDOWED = "longer than the model's maximum length"
+"""How the note of an input read in context windows begins (a front end that says it once for
+all inputs may skip it per input)."""
+
+
 class MetricUnavailable(UserWarning):
     """A benchmark metric was left out (its scorer could not be loaded); the rest is computed."""

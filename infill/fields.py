@@ -25,11 +25,18 @@ from typing import Any, ClassVar
 from infill.errors import ConfigError
 
 __all__ = ["Spec", "option", "spec_of", "described", "Request", "check_seed", "seed_option",
-           "MAX_SEED", "MAX_TEMPERATURE", "AG_MAX_ITERATIONS", "MAX_LENGTHS", "MAX_VARIANTS"]
+           "MAX_SEED", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_BATCH_SIZE", "AG_MAX_ITERATIONS",
+           "MAX_LENGTHS", "MAX_VARIANTS", "temperature_option"]
 
 MAX_SEED = 2 ** 63 - 1
 MAX_TEMPERATURE = 1e6
 """The largest temperature accepted (a tempered distribution is uniform long before)."""
+MIN_TEMPERATURE = 1e-6
+"""The smallest temperature accepted: log q / T must stay finite in float64 for every log q a
+model gives (a smaller T overflows to -inf everywhere, and the draw is NaN; 1e-6 is greedy
+already)."""
+MAX_BATCH_SIZE = 65_536
+"""The most inputs (or rows) one batch may hold."""
 AG_MAX_ITERATIONS = 20_000
 """Cap on the iterations of AG (Arnold-Gokhale) run "to convergence" (AG*), and the bound of
 ``ag_iterations``."""
@@ -91,6 +98,8 @@ class Spec:
                                   field=name)
         elif not isinstance(value, self.kind):
             raise ConfigError(f"{what} must be a {self.kind.__name__}, got {value!r}", field=name)
+        if isinstance(value, str):
+            _check_unicode(value, name)
 
     def _check_number(self, value, name: str, what: str) -> None:
         integer = self.kind is int
@@ -115,6 +124,17 @@ class Spec:
         if self.high is not None:
             return f" < {_num(self.high)}" if self.high_open else f" of at most {_num(self.high)}"
         return ""
+
+
+def _check_unicode(value: str, name: str) -> None:
+    """ConfigError naming the field when ``value`` holds bytes that were not UTF-8 (surrogate
+    escapes of a command-line argument) or an unpaired surrogate."""
+    from infill.errors import InputError
+    from infill.text import check_text
+    try:
+        check_text(value, f"'{name}'")
+    except InputError as e:
+        raise ConfigError(str(e), field=name) from None
 
 
 def _num(x: float) -> str:
@@ -214,6 +234,11 @@ SEED = Spec(int, "Seed of every random draw (results are deterministic under it)
 def seed_option(help: str = SEED.help) -> Any:
     """The ``seed`` field every seeded request has."""
     return option(0, int, help, low=0, high=MAX_SEED)
+
+
+def temperature_option(default: float, help: str, what: str) -> Any:
+    """A temperature field: a number in [MIN_TEMPERATURE, MAX_TEMPERATURE]."""
+    return option(default, float, help, low=MIN_TEMPERATURE, high=MAX_TEMPERATURE, what=what)
 
 
 def described(cls) -> Iterable[tuple[str, Spec]]:

@@ -8,17 +8,19 @@ tuples by ``tests/test_config.py``. In each tuple the first name is the default.
 """
 from __future__ import annotations
 
-__all__ = ["SCORERS", "ORDERS", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
-           "LENGTH_SCORES", "REGIONS", "DTYPES", "FAMILIES"]
+__all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
+           "LENGTH_SCORES", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
 ORDERS = ("left-to-right", "best-to-worst", "any-order")
 """Which gap position(s) a hypothesis fills next (SPEC §1 "Order";
 :mod:`infill.decoding.orders`)."""
+ORDER_CODES = {"left-to-right": "l2r", "best-to-worst": "b2w", "any-order": "any"}
+"""Each order's short code in method names (``hcb-l2r``); each order class's ``code``."""
 DECODERS = ("beam", "ag")
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
-joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoding.decoders`."""
+joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoders`."""
 SAMPLERS = ("pure", "temperature", "nucleus")
 """The matched-budget sampling baselines (:mod:`infill.decoding.proposals`)."""
 DEDUP_KEEPS = ("higher", "lower")
@@ -32,6 +34,8 @@ LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
 REGIONS = ("fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4")
 """The seven regions of an antibody V domain, N- to C-terminal (:mod:`infill.data.regions`)."""
 DTYPES = ("float32", "bf16", "fp16")
+DTYPE_SPELLINGS = ("float32", "fp32", "bf16", "bfloat16", "fp16", "float16")
+"""Every spelling a ``dtype`` field takes (:data:`DTYPES` and their aliases)."""
 """Names of ``--dtype`` (aliases: fp32, bfloat16, float16; :mod:`infill.models.device`)."""
 FAMILIES = ("english", "greek", "protein")
 """The trainable families, one per named corpus (:data:`infill.data.corpora.CORPORA`)."""

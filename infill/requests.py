@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from infill.errors import ConfigError
 from infill.fields import (AG_MAX_ITERATIONS, MAX_LENGTHS, MAX_SEED, MAX_TEMPERATURE,  # noqa: F401
                            MAX_VARIANTS, Request, Spec, check_seed, described, option,
-                           seed_option, spec_of)
+                           seed_option, spec_of, temperature_option)
 
 __all__ = ["Spec", "option", "Request", "SampleRequest", "RescoreRequest", "ServeLimits",
            "ENERGIES", "SWEEP_ORDERS", "BLOCK_SCHEDULES", "INITS", "MAX_SEED", "MAX_TEMPERATURE",
@@ -31,7 +31,7 @@ INITS = ("greedy", "random")
 """Named warm starts of the chains (token tuples are accepted too)."""
 # ---- Metropolis-Hastings (sample) and rescoring -------------------------------------------------
 def _temperature(default: float, help: str, what: str) -> Any:
-    return option(default, float, help, low=0, low_open=True, what=what)
+    return temperature_option(default, help, what)
 
 
 def _is_token_states(value) -> bool:

@@ -90,3 +90,11 @@ def esm2_tiny_path(tmp_path_factory):
         model.lm_head.bias.normal_(0, 1.0)
     return str(save_fair_esm(model.eval(), alphabet,
                              tmp_path_factory.mktemp("esm2") / "esm2_tiny.pt"))
+
+
+@pytest.fixture(autouse=True)
+def legend_marker(tmp_path, monkeypatch):
+    """The table legend's shown-once marker in this test's own folder, never the user's cache."""
+    marker = tmp_path / "legend-shown"
+    monkeypatch.setattr("infill_cli.io.legend_marker", lambda: marker)
+    return marker

@@ -26,7 +26,8 @@ def test_the_names_are_the_registries_keys():
     registry keyed by its classes' own names must have exactly those keys, in order (the first
     is the default)."""
     from infill.data.corpora import CORPORA
-    from infill.decoding import decoders, orders, scorers
+    from infill import decoders
+    from infill.decoding import orders, scorers
     from infill.names import FAMILIES
     assert SCORERS == tuple(scorers.SCORERS)
     assert ORDERS == tuple(orders.ORDERS)
@@ -89,3 +90,35 @@ def test_replace_and_json_round_trip():
     assert out["pivot"] == ["a", "b"] and out["scorer"] == "hcb" and out["beam_size"] == 7
     assert DecodeConfig(**{**out, "pivot": tuple(out["pivot"])}) == cfg
     assert cfg.replace(beam_size=3).beam_size == 3 and cfg.beam_size == 7
+
+
+def _every_config() -> list[DecodeConfig]:
+    """One config per decoder, scorer, order and sampler, and each left out (None)."""
+    out = [DecodeConfig(), DecodeConfig(decoder="ag"), DecodeConfig(pivot=("[MASK]", 3))]
+    out += [DecodeConfig(scorer=s) for s in SCORERS]
+    out += [DecodeConfig(order=o) for o in ORDERS]
+    out += [DecodeConfig(sampling=s, scorer=sc) for s in SAMPLERS for sc in (None, "standard")]
+    return out
+
+
+@pytest.mark.parametrize("config", _every_config(), ids=repr)
+def test_every_config_round_trips_through_its_json(config):
+    import json
+    assert DecodeConfig(**config.to_json()) == config
+    assert DecodeConfig(**json.loads(json.dumps(config.to_json()))) == config
+
+
+def test_left_out_is_none_and_the_engine_falls_back_to_infills_defaults():
+    c = DecodeConfig()
+    assert (c.scorer, c.order) == (None, None)
+    assert (c.scorer_name, c.order_name) == ("hcb", "left-to-right")
+    assert c.search().order.name == "left-to-right"
+    assert DecodeConfig(decoder="ag").to_json()["scorer"] is None     # not "ag": it round-trips
+
+
+def test_bench_order_codes_come_from_the_order_classes():
+    from infill.bench.methods import ORDER_CODES
+    from infill.decoding import orders
+    from infill.names import ORDER_CODES as NAMED
+    assert NAMED == {o.name: o.code for o in orders.ORDERS.values()}
+    assert ORDER_CODES == {o.code: o.name for o in orders.ORDERS.values()}

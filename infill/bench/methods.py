@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infill.config import ORDERS as ORDER_NAMES
 from infill.config import SCORERS as SCORER_NAMES
 from infill.config import DecodeConfig
+from infill import names
 from infill.errors import ConfigError
 
-ORDER_CODES = dict(zip(("l2r", "b2w", "any"), ORDER_NAMES))
-"""Short order codes of method names -> :data:`infill.config.ORDERS`."""
+ORDER_CODES = {code: name for name, code in names.ORDER_CODES.items()}
+"""Short order codes of method names -> the orders' names (each order class's ``code``)."""
 SCORER_CODES = {**{name: name for name in SCORER_NAMES}, "std": "standard"}
 """Scorer spellings of method names -> :data:`infill.config.SCORERS`."""
 GROUPS = {
@@ -61,20 +61,22 @@ def _parse_one(name: str, beam_size: int) -> Method:
     def method(canonical: str, **options) -> Method:
         return Method(canonical, DecodeConfig(beam_size=beam_size, **options))
 
-    if name == "pure":
-        return method("pure", scorer="standard", sampling="pure")
+    if name == "pure":       # the sampling baselines fill left to right, at beam search's budget
+        return method("pure", scorer="standard", sampling="pure", order="left-to-right")
     m = re.fullmatch(r"temp(?:erature)?([0-9.]+)", name)
     if m:
         t = float(m.group(1))
         if t <= 0:
             raise ConfigError(f"temperature must be > 0 in method {name!r}", field="methods")
-        return method(f"temp{t:g}", scorer="standard", sampling="temperature", temperature=t)
+        return method(f"temp{t:g}", scorer="standard", sampling="temperature", temperature=t,
+                      order="left-to-right")
     m = re.fullmatch(r"nucleus([0-9.]*)", name)
     if m:
         p = float(m.group(1) or 0.9)
         if not 0 < p <= 1:
             raise ConfigError(f"nucleus p must be in (0, 1] in method {name!r}", field="methods")
-        return method(f"nucleus{p:g}", scorer="standard", sampling="nucleus", top_p=p)
+        return method(f"nucleus{p:g}", scorer="standard", sampling="nucleus", top_p=p,
+                      order="left-to-right")
     m = re.fullmatch(r"([a-z]+)-(" + "|".join(ORDER_CODES) + ")", name)
     if m and m.group(1) in SCORER_CODES:
         scorer = SCORER_CODES[m.group(1)]

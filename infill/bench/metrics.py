@@ -1,9 +1,9 @@
 """Infilling metrics (SPEC §4): top-k exact match, BLEU (sacrebleu), BERTScore (bert-score)."""
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 from infill.errors import MetricUnavailable
 
@@ -67,42 +67,91 @@ def corpus_bleu(hyps: Sequence[Sequence[int]], golds: Sequence[Sequence[int]]) -
 class BertScore:
     """BERTScore F1 of filled text vs gold text with a configurable scorer model.
 
-    ``BertScore.load(model, num_layers)`` returns None (with a warning) when the model cannot be
-    loaded: the column is then left out, never invented.
+    The scorer network is loaded by infill (:func:`infill.models.encoder.load_encoder`: never a
+    model folder's own code) and scored with bert-score's greedy matching. ``BertScore.load``
+    refuses a folder that asks to run its own code (ModelLoadError) and returns None (with a
+    warning) when the model cannot be loaded otherwise: the column is then left out, never
+    invented.
     """
 
-    def __init__(self, scorer, model: str):
-        self.scorer = scorer
-        self.model = model
+    def __init__(self, net, tokenizer, model: str, device: str = "cpu"):
+        self.net, self.tokenizer = net, tokenizer
+        self.model, self.device = model, device
 
     @classmethod
     def load(cls, model: str, num_layers: int | None = None,
              device: str | None = None) -> "BertScore | None":
-        try:
-            from transformers.utils import logging as hf_logging
-            hf_logging.set_verbosity_error()
-            hf_logging.disable_progress_bar()
-            from bert_score import BERTScorer
+        from infill.models.encoder import load_encoder, refuse_custom_code
 
-            if num_layers is None and (Path(model) / "config.json").exists():
-                from transformers import AutoConfig
-                num_layers = AutoConfig.from_pretrained(model).num_hidden_layers
-            scorer = BERTScorer(model_type=model, num_layers=num_layers, device=device or "cpu")
-            tok, cfg = scorer._tokenizer, scorer._model.config
-            limit = getattr(cfg, "max_position_embeddings", 512)
-            if cfg.model_type in ("roberta", "xlm-roberta", "camembert"):
-                limit -= (cfg.pad_token_id or 0) + 1
-            if not tok.model_max_length or tok.model_max_length > limit:
-                tok.model_max_length = limit  # bert-score truncates to this
+        refuse_custom_code(model, "BERTScore scorer")
+        device = device or "cpu"
+        try:
+            net, tok = load_encoder(model, device=device)
+            layers = _scorer_layers(model, net.config, num_layers)
+            _cap_length(tok, net.config)
         except Exception as e:  # any failure: say so, leave the column out
             reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             warnings.warn(f"BERTScore left out: cannot load scorer model {model!r} "
                           f"({reason[:160]})", MetricUnavailable, stacklevel=2)
             return None
-        return cls(scorer, model)
+        return cls(_HiddenLayer(net, layers), tok, model, device)
 
     def f1(self, cands: Sequence[str], refs: Sequence[str]) -> list[float]:
+        """bert-score's F1 of each candidate against its reference (no idf weights)."""
+        from collections import defaultdict
+
+        from bert_score.utils import bert_cos_score_idf
+
         if not cands:
             return []
-        _, _, f = self.scorer.score(list(cands), list(refs), batch_size=64)
-        return [float(x) for x in f]
+        idf = defaultdict(lambda: 1.0)
+        idf[self.tokenizer.sep_token_id] = idf[self.tokenizer.cls_token_id] = 0
+        scores = bert_cos_score_idf(self.net, list(refs), list(cands), self.tokenizer, idf,
+                                    batch_size=64, device=self.device)
+        return [float(x) for x in scores[..., 2].cpu()]
+
+
+def _scorer_layers(model: str, config, num_layers: int | None) -> int:
+    """The layer whose hidden states are scored: ``num_layers``, else bert-score's tuned layer
+    for the model's name, else the last one; ValueError beyond the network's layers."""
+    from bert_score.utils import model2layers
+
+    top = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
+    layers = num_layers or model2layers.get(model) or top
+    if not layers or (top and layers > top):
+        raise ValueError(f"layer {layers} of a scorer with {top} layers")
+    return int(layers)
+
+
+def _cap_length(tokenizer, config) -> None:
+    """The tokenizer's length cut to the positions the network has (bert-score truncates to
+    ``model_max_length``)."""
+    limit = getattr(config, "max_position_embeddings", 512)
+    if config.model_type in ("roberta", "xlm-roberta", "camembert"):
+        limit -= (config.pad_token_id or 0) + 1
+    if not tokenizer.model_max_length or tokenizer.model_max_length > limit:
+        tokenizer.model_max_length = limit
+
+
+@functools.lru_cache(maxsize=None)
+def _hidden_layer_class():
+    import torch
+
+    class HiddenLayer(torch.nn.Module):
+        """A network answering bert-score's calls with its hidden states after ``layer`` layers
+        (what bert-score reads from a network it cuts to that many layers)."""
+
+        def __init__(self, net, layer: int):
+            super().__init__()
+            self.net, self.layer = net, layer
+
+        def forward(self, input_ids, attention_mask=None, output_hidden_states=False):
+            out = self.net(input_ids, attention_mask=attention_mask, output_hidden_states=True)
+            return (out.hidden_states[self.layer],)
+
+    return HiddenLayer
+
+
+def _HiddenLayer(net, layer: int):
+    """:class:`HiddenLayer` (defined on first use: importing this module costs no torch)."""
+    return _hidden_layer_class()(net, layer)

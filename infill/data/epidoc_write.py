@@ -23,7 +23,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
-from infill.data.epidoc import TEI, Edition, Lacuna, _local
+from infill.data.epidoc import TEI, Edition, Lacuna, _local, extent_number
 
 __all__ = ["Reading", "add_header", "apply_readings", "leiden", "serialize"]
 
@@ -216,10 +216,9 @@ def _leiden_element(el, edition, readings, out: list[str]) -> None:
 
 def _leiden_gap(el, lac: Lacuna | None) -> str:
     if lac is None:
-        q = el.get("quantity") or ""
-        if el.get("reason") == "illegible" and q.isdigit() and el.get("unit", "character") == \
-                "character":
-            return "." * int(q)            # illegible letters: dots outside brackets
+        q = extent_number(el, "quantity")      # bounded: never a billion dots
+        if el.get("reason") == "illegible" and q and el.get("unit", "character") == "character":
+            return "." * q                 # illegible letters: dots outside brackets
         return "[---]" if el.get("unit") != "line" else "\n[---]\n"
     if lac.lengths is not None:
         return f"[c.{lac.length}]"

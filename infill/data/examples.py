@@ -1,8 +1,9 @@
 """A corpus -> the token-id examples a model family trains and is evaluated on.
 
 One builder per family; ``infill train`` uses them to build its data and the benchmarks use the
-same builders (with the trained model's recorded options) to rebuild held-out splits, so "test"
-is always exactly what the model never saw.
+same builders (with the trained model's recorded options,
+:func:`infill.data.splits.build_examples`) to rebuild held-out splits, so "test" is always
+exactly what the model never saw.
 
 - **english**: non-empty lines, WordPiece-tokenized (a cased vocabulary trained on the corpus with
   ``tokenizers`` and saved as ``tokenizer/vocab.txt``, or the one already there). ``unit="lines"``
@@ -25,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from infill.data.files import files_of, path_label, read_lines, read_text
+from infill.data.files import path_label, read_lines, read_text
 from infill.errors import ConfigError, InputError
 
-__all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "build_examples", "distinct_lines", "english_examples",
+__all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "distinct_lines", "english_examples",
            "greek_examples", "load_wordpiece", "protein_examples", "train_wordpiece", "windows"]
 
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -187,27 +188,3 @@ def protein_examples(corpus: str | Path, max_length: int) -> ExampleSet:
     return ExampleSet(examples, lambda ids: "".join(alphabet.get_tok(int(i)) for i in ids
                                                     if int(i) not in drop),
                       stats={"sequences": len(examples), "cropped": cropped, "replaced": replaced})
-
-
-def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path) -> ExampleSet:
-    """The examples of ``family`` (english, greek, protein) with its recorded model ``options``
-    (``max_length``, and ``vocab_size`` for english); ``workdir`` holds (or receives) the English
-    tokenizer under ``tokenizer/``."""
-    missing = next((p for p in files_of(corpus) if not p.is_file()), None)
-    if missing is not None:
-        raise InputError(f"corpus file not found: {missing}")
-    if family == "greek":
-        if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
-            from infill.data.inscriptions import mixed_examples
-            from infill.data.greek import GREEK
-            mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
-                                 int(options.get("inscription_copies", 4)))
-            return ExampleSet(mix.examples, GREEK.decode)
-        return greek_examples(corpus, int(options.get("max_length", 128)))
-    if family == "english":
-        return english_examples(corpus, int(options.get("max_length", 128)),
-                                int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer",
-                                str(options.get("unit", "blocks")))  # recorded since "lines"
-    if family == "protein":
-        return protein_examples(corpus, int(options.get("max_length", 130)))
-    raise ConfigError(f"unknown family {family!r}; choose english, greek or protein")

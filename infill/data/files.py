@@ -17,10 +17,11 @@ import sys
 from pathlib import Path
 
 from infill.errors import InputError, ModelLoadError
+from infill.text import check_text  # noqa: F401 - re-exported: read from here too
 
-__all__ = ["check_length", "check_text", "decode_bytes", "ensure_dir", "files_of",
+__all__ = ["check_length", "check_memory", "check_text", "decode_bytes", "ensure_dir", "files_of",
            "input_chars_limit", "input_limit", "path_label", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
-           "read_stdin", "read_text"]
+           "read_stdin", "read_text", "memory_gb", "memory_limit", "parse_count"]
 
 MAX_FILE_BYTES = 2 * 2 ** 30
 MAX_INPUT_BYTES = 64 * 2 ** 20
@@ -251,6 +252,66 @@ def read_json(path: str | Path, what: str = "file", error: type[Exception] = Inp
     return parse_json(text, f"{what} {str(path)!r}", error)
 
 
+# ---- sizes read from files ---------------------------------------------------------------------
+MEMORY_ENV = "INFILL_MAX_MEMORY_GB"
+_COUNT = re.compile(r"[0-9]+")
+
+
+def parse_count(text: str, limit: int) -> int:
+    """A whole number written in ASCII digits (surrounding spaces allowed), at most ``limit``:
+    ValueError (its message says why) for anything else -- never int() of thousands of digits,
+    nor of non-ASCII digits such as ``²``."""
+    s = text.strip() if isinstance(text, str) else ""
+    if not _COUNT.fullmatch(s):
+        raise ValueError("not a whole number in ASCII digits")
+    digits = s.lstrip("0") or "0"
+    if len(digits) > len(str(limit)) or int(digits) > limit:
+        raise ValueError(f"over the limit of {limit:,}")
+    return int(digits)
+
+
+MAX_MEMORY_GB = 2 ** 20
+"""The largest ``INFILL_MAX_MEMORY_GB`` read (1 PiB): more is a typo, and its bytes overflow."""
+
+
+def memory_gb() -> float | None:
+    """``INFILL_MAX_MEMORY_GB`` read: None when unset; InputError naming the variable for
+    anything but a number in (0, :data:`MAX_MEMORY_GB`] (nan, inf, 1e300, words)."""
+    raw = os.environ.get(MEMORY_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        gb = float(raw)
+    except ValueError:
+        gb = float("nan")
+    if not 0 < gb <= MAX_MEMORY_GB:          # nan fails too
+        raise InputError(f"{MEMORY_ENV} must be a positive number of GiB, at most "
+                         f"{MAX_MEMORY_GB:,}, not {raw[:40]!r}")
+    return gb
+
+
+def memory_limit() -> int:
+    """Bytes a model read from a file may take: ``INFILL_MAX_MEMORY_GB`` when set, else the
+    machine's physical memory (1 TiB when unknown)."""
+    gb = memory_gb()
+    if gb is not None:
+        return int(gb * 2 ** 30)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 2 ** 40
+
+
+def check_memory(nbytes: int, what: str, error: type[Exception] = ModelLoadError) -> None:
+    """``error`` naming ``what`` when ``nbytes`` (a size a file declares) exceeds
+    :func:`memory_limit` -- checked before anything is allocated."""
+    limit = memory_limit()
+    if nbytes > limit:
+        need = f"{nbytes / 2 ** 30:,.1f}" if nbytes < 2 ** 90 else "over 10^18"
+        raise error(f"{what} would need {need} GiB of memory, more than the "
+                    f"{limit / 2 ** 30:,.1f} GiB allowed ({MEMORY_ENV} or this machine's memory)")
+
+
 def read_stdin(limit: int | None = None) -> str:
     """All of standard input as text (same policy), at most ``limit`` bytes
     (:func:`input_limit` by default)."""
@@ -265,19 +326,6 @@ def read_stdin(limit: int | None = None) -> str:
     if total > limit:
         raise InputError(f"<stdin> is longer than the {_size(limit)} limit{_limit_hint(limit)}")
     return decode_bytes(data, "<stdin>")
-
-
-def check_text(text: str, where: str) -> str:
-    """``text`` if it is valid Unicode; InputError naming the first undecodable byte otherwise
-    (arguments with invalid UTF-8 arrive as surrogate escapes)."""
-    for i, c in enumerate(text):
-        if "\udc80" <= c <= "\udcff":
-            raise InputError(f"{where} is not valid UTF-8: byte 0x{ord(c) - 0xdc00:02x} at "
-                             f"character {i + 1}")
-        if "\ud800" <= c <= "\udfff":
-            raise InputError(f"{where} holds an unpaired surrogate (U+{ord(c):04X}) at "
-                             f"character {i + 1}")
-    return text
 
 
 def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:

@@ -16,19 +16,25 @@ from infill.errors import InputError, ModelLoadError
 __all__ = ["read_pickle_file"]
 
 
-def _pickle_globals() -> dict:
+def _pickle_globals(budget: int = 0) -> dict:
     """The only globals a pickle read by :func:`read_pickle_file` may name, each mapped to a
     harmless stand-in: numpy arrays, scalars and dtypes; flax's FrozenDict (read as a dict);
-    a jax Array (rebuilt as the numpy array it wraps); a few plain containers."""
-    import collections
-
+    a jax Array (rebuilt as the numpy array it wraps); a few plain containers. The arrays the
+    pickle declares empty-handed (numpy's own recipe declares none) may take ``budget`` bytes
+    in all: a file cannot make us allocate more than it holds."""
     import numpy as np
     from numpy._core import multiarray
     from numpy._core.numeric import _frombuffer
 
+    left = [budget]
+
     def reconstruct(cls, shape, dtype_code):
         if cls is not np.ndarray:
             raise pickle.UnpicklingError(f"refused array subclass {cls!r}")
+        left[0] -= _declared_bytes(shape, dtype_code)
+        if left[0] < 0:
+            raise _TooBig(f"an array declares shape {_shown(shape)}, more than the file's "
+                          f"{budget:,} bytes hold")
         return multiarray._reconstruct(np.ndarray, shape, dtype_code)
 
     def jax_array(fun, args, arr_state, aval_state=None):
@@ -78,6 +84,33 @@ class _Refused(Exception):
     """A pickle named a global outside the allow-list."""
 
 
+class _TooBig(Exception):
+    """A pickle declared an array larger than the file could fill."""
+
+
+def _declared_bytes(shape, dtype_code) -> int:
+    """Bytes of an array of ``shape`` and dtype ``dtype_code`` (UnpicklingError when they are
+    not a shape and a dtype), computed in Python integers: never an overflow."""
+    import numpy as np
+
+    dims = (shape,) if isinstance(shape, int) else shape
+    if not isinstance(dims, tuple) or not all(isinstance(d, int) and not isinstance(d, bool)
+                                              for d in dims):
+        raise pickle.UnpicklingError("an array shape that is not a tuple of whole numbers")
+    size = 0 if any(d <= 0 for d in dims) else 1
+    for d in dims:
+        size = min(size * d, 2 ** 64)      # past 2^64 bytes it is too big whatever follows
+    return size * np.dtype(dtype_code).itemsize
+
+
+def _shown(shape) -> str:
+    """A declared shape for a message, cut short (and never str() of thousands of digits)."""
+    dims = shape if isinstance(shape, tuple) else (shape,)
+    text = str(tuple(d if not isinstance(d, int) or abs(d) < 10 ** 30 else "huge"
+                     for d in dims[:8]))
+    return text if len(text) <= 60 and len(dims) <= 8 else text[:57] + "..."
+
+
 def _check_arrays(obj, depth: int = 0) -> None:
     """Refuse object arrays (and absurd nesting) in an unpickled tree."""
     import numpy as np
@@ -102,13 +135,15 @@ def read_pickle_file(path: str | Path, what: str) -> object:
     except InputError as e:
         raise ModelLoadError(str(e)) from None
     unpickler = _RestrictedUnpickler(io.BytesIO(data))
-    unpickler.allowed = _pickle_globals()
+    unpickler.allowed = _pickle_globals(len(data))
     try:
         obj = unpickler.load()
         _check_arrays(obj)
     except _Refused as e:
         raise ModelLoadError(f"refused {what} {str(p)!r}: it names the global {e}, which a "
                              "checkpoint of arrays never needs (nothing was run)") from None
+    except _TooBig as e:
+        raise ModelLoadError(f"cannot read {what} {str(p)!r}: {e}") from None
     except RecursionError:
         raise ModelLoadError(f"cannot read {what} {str(p)!r}: nested too deeply") from None
     except Exception as e:  # noqa: BLE001 - truncated, corrupt, refused call: all a load error

@@ -1,7 +1,7 @@
 """Antibody variable-domain regions (IMGT): which residues of a sequence are FR1 ... FR4.
 
 Numbering comes from ``anarcism`` (an ANARCI-compatible IMGT numbering engine; ``pip install
-"infill[antibody]"``). Regions are then read off the IMGT position of every residue with the fixed
+"infill-mlm[antibody]"``). Regions are then read off the IMGT position of every residue with the fixed
 IMGT boundaries below, so they do not depend on CDR definitions of the numbering tool:
 
     FR1 1-26, CDR1 27-38, FR2 39-55, CDR2 56-65, FR3 66-104, CDR3 105-117, FR4 118-128
@@ -103,7 +103,7 @@ def _anarcism():
         import anarcism
     except ImportError:
         raise ModelLoadError('antibody regions need the anarcism package: '
-                             'pip install "infill[antibody]"') from None
+                             'pip install "infill-mlm[antibody]"') from None
     return anarcism
 
 

@@ -1,9 +1,11 @@
-"""Train / validation / test splits, and the held-out examples of a trained model.
+"""The held-out examples of a trained model.
 
-``infill train`` splits a family's examples once by a seeded permutation (:func:`split_indices`)
-and records the split (``split.json``) and its options (``train_info.json``) next to the model.
-:func:`heldout` rebuilds the examples from the corpus with the model's recorded options and returns
-the recorded split, so "test" is exactly the data the model never saw.
+``infill train`` splits a family's examples once by a seeded permutation
+(:func:`infill.data.parts.split_indices`) and records the split (``split.json``) and its options
+(``train_info.json``) next to the model. :func:`heldout` rebuilds the examples from the corpus with
+the model's recorded options (:func:`build_examples`) and returns the recorded split, so "test" is
+exactly the data the model never saw. The parts and how a collection is split into them live in
+:mod:`infill.data.parts` (imported from here too, as before).
 """
 from __future__ import annotations
 
@@ -11,41 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from infill.data.examples import ExampleSet, english_examples, greek_examples, protein_examples
 from infill.data.files import files_of, path_label
+from infill.data.parts import PARTS, SPLITS, split_documents, split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
 
-__all__ = ["PARTS", "SPLITS", "Heldout", "heldout", "heldout_examples", "heldout_texts",
-           "model_dir",
-           "split_documents", "split_indices", "training_record"]
-
-PARTS = ("train", "validation", "test")
-SPLITS = ("all", *PARTS)
-"""What a held-out option takes: one part of the split, or all the data (a file's, unsplit)."""
-_SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: splits are records)
-
-
-def split_indices(n: int, seed: int = 0, val_fraction: float = 0.05,
-                  test_fraction: float = 0.05) -> dict[str, list[int]]:
-    """Deterministic train/validation/test split of ``n`` examples (seeded permutation)."""
-    import numpy as np     # here: the command line's options read PARTS without numpy
-    perm = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n).tolist()
-    n_val = max(1, int(round(n * val_fraction)))
-    n_test = int(round(n * test_fraction))
-    if n - n_val - n_test < 1:
-        raise InputError(f"corpus too small: {n} examples cannot be split into train/validation/test")
-    return {"validation": sorted(perm[:n_val]), "test": sorted(perm[n_val:n_val + n_test]),
-            "train": sorted(perm[n_val + n_test:])}
-
-
-def split_documents(names: "list[str]", seed: int = 0, val_fraction: float = 0.1,
-                    test_fraction: float = 0.1) -> dict[str, list[str]]:
-    """Split whole documents (e.g. IOSPE inscriptions, by file name) into train/validation/test:
-    :func:`split_indices` over the sorted, de-duplicated names, so a split depends only on the set
-    of names and the seed. Every example drawn from one document stays in that document's part.
-    IOSPE uses the defaults (seed 0, 80/10/10) for training, tuning and the README's test table."""
-    ordered = sorted(set(names))
-    parts = split_indices(len(ordered), seed, val_fraction, test_fraction)
-    return {part: [ordered[i] for i in idx] for part, idx in parts.items()}
+__all__ = ["PARTS", "SPLITS", "Heldout", "build_examples", "heldout", "heldout_examples",
+           "heldout_texts", "model_dir", "split_documents", "split_indices", "training_record"]
 
 
 def model_dir(model: str | Path) -> Path | None:
@@ -83,6 +57,32 @@ def training_record(model: str | Path) -> dict:
         info["split"] = _read_json(d / "split.json")
     info["dir"] = str(d)
     return info
+
+
+def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path) -> ExampleSet:
+    """The examples of ``family`` (english, greek, protein) with its recorded model ``options``
+    (``max_length``, and ``vocab_size`` for english); ``workdir`` holds (or receives) the English
+    tokenizer under ``tokenizer/``."""
+    missing = next((p for p in files_of(corpus) if not p.is_file()), None)
+    if missing is not None:
+        raise InputError(f"corpus file not found: {missing}")
+    if family == "greek":
+        if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
+            # here, not at the top: the options read SPLITS off this module without the EpiDoc
+            # reader (start-up)
+            from infill.data.greek import GREEK
+            from infill.data.inscriptions import mixed_examples
+            mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
+                                 int(options.get("inscription_copies", 4)))
+            return ExampleSet(mix.examples, GREEK.decode)
+        return greek_examples(corpus, int(options.get("max_length", 128)))
+    if family == "english":
+        return english_examples(corpus, int(options.get("max_length", 128)),
+                                int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer",
+                                str(options.get("unit", "blocks")))  # recorded since "lines"
+    if family == "protein":
+        return protein_examples(corpus, int(options.get("max_length", 130)))
+    raise ConfigError(f"unknown family {family!r}; choose english, greek or protein")
 
 
 @dataclass
@@ -127,7 +127,6 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     import tempfile
 
     from infill.data.corpora import CORPORA, resolve_corpus
-    from infill.data.examples import build_examples
 
     info = training_record(model)
     fam = info.get("family") or family or (corpus if corpus in CORPORA else None)

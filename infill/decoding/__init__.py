@@ -1,6 +1,5 @@
 """Decoding a gap with a masked LM (SPEC §1).
 
-- :mod:`infill.decoding.decoders`  the decoders as registered strategies (beam, ag)
 - :mod:`infill.decoding.engine`    the beam-search loop over a [inputs x beam] grid
 - :mod:`infill.decoding.orders`    which positions a hypothesis fills next (one entry per order)
 - :mod:`infill.decoding.scorers`   one update rule per class (standard, HCB, ablations)

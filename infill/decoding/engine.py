@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import operator
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from infill.decoding.proposals import KeyedRNG, subkeys
 from infill.decoding.orders import Order
 from infill.decoding.scorers import Context, Scorer, Setup, Step
 from infill.decoding.selectors import Candidates, Selector
+from infill.data.files import memory_gb
 from infill.errors import ConfigError, InfillError, InputError
 from infill.models.base import MaskedLM, pad_batch
 
@@ -71,20 +71,18 @@ def input_key(ids: Sequence[int], gaps: Sequence[int]) -> int:
 
 def memory_budget() -> float:
     """Bytes the engine may use for its candidate grids (``INFILL_MAX_MEMORY_GB``, default 4)."""
-    raw = os.environ.get(MEMORY_ENV, "")
-    try:
-        gb = float(raw) if raw else DEFAULT_MEMORY_GB
-    except ValueError:
-        raise ConfigError(f"{MEMORY_ENV} must be a number of GiB, got {raw!r}") from None
-    return gb * 2 ** 30
+    gb = memory_gb()
+    return (DEFAULT_MEMORY_GB if gb is None else gb) * 2 ** 30
 
 
-def _bytes_per_input(B: int, V: int, P: int, order: Order) -> int:
+def _bytes_per_input(B: int, V: int, P: int, order: Order, selector: Selector) -> int:
     """Rough peak of one input's tensors: three [B, W*V] float64 candidate grids (W = P for an
-    order that moves at every slot, else 1), and [B, P, V] float32 log-probabilities when the
-    order reads every slot (else [B, V])."""
+    order that moves at every slot, else 1), [B, P, V] float32 log-probabilities when the
+    order reads every slot (else [B, V]), and the selector's own work (the [K, K] comparisons of
+    merging equal fills: :meth:`Selector.work_bytes`)."""
     W = order.width(P)
-    return 3 * 8 * B * W * V + 4 * B * (P if order.reads_all else 1) * V
+    return (3 * 8 * B * W * V + 4 * B * (P if order.reads_all else 1) * V
+            + selector.work_bytes(B, V, P, order.several))
 
 
 def _token_id(t) -> int:
@@ -151,7 +149,7 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search
     order = search.order
     B, V = search.beam_size, model.vocab_size
     P = max(len(g) for g in gaps)
-    per_input = _bytes_per_input(B, V, P, order)
+    per_input = _bytes_per_input(B, V, P, order, search.selector)
     budget = memory_budget()
     if per_input > budget:
         raise ConfigError(
@@ -247,13 +245,11 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[lis
                                      allowed[ni], ni)
         logq = logq.to(dev, torch.float64)
         mkeys = keys[ni, bi][row] if W == 1 else _mix_keys(keys[ni, bi][row], slot)
-        upd = scorer.update(Step(logq=logq, slot=slot, owner=ni[row], keys=mkeys, index=step,
-                                 rng=rng, generator=gen))
-        if (torch.isnan(upd) | (upd == float("inf"))).any():
-            raise InfillError(f"scorer {scorer.name!r} produced an infinite/NaN score: the pivot has "
-                              "zero probability under the model; choose another pivot")
+        upd = _checked_update(scorer, Step(logq=logq, slot=slot, owner=ni[row], keys=mkeys,
+                                           index=step, rng=rng, generator=gen))
         ok = allowed[ni[row], slot]                                       # [M, V]
         upd = upd.masked_fill(~ok, NEG_INF)
+        _check_alive(scorer, upd, logq.masked_fill(~ok, NEG_INF), ni[row], active, step)
 
         act = active.nonzero().squeeze(1)
         at = (ni[row], bi[row], slot if W > 1 else torch.zeros_like(slot))
@@ -266,6 +262,64 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[lis
                 V, step, selector, B)
     scorer.end_batch(N)
     return _assemble(score, fill, placed, when, n_gaps)
+
+
+def _scorer_name(scorer) -> str:
+    return str(getattr(scorer, "name", None) or type(scorer).__name__)
+
+
+def _checked_update(scorer: Scorer, step: Step) -> torch.Tensor:
+    """The scorer's update at ``step``, checked where the engine receives it: an [M, V] real
+    tensor with no NaN or +inf. A user's scorer that returns anything else gets a ConfigError
+    naming it; NaN log-probabilities from the model are said to be the model's."""
+    upd = scorer.update(step)
+    name, want = _scorer_name(scorer), list(step.logq.shape)
+    if not isinstance(upd, torch.Tensor):
+        raise ConfigError(f"scorer {name!r}: update() must return a tensor of shape {want} "
+                          f"(moves x vocabulary), got a {type(upd).__name__}", field="scorer")
+    if list(upd.shape) != want:
+        raise ConfigError(f"scorer {name!r}: update() must return a tensor of shape {want} "
+                          f"(moves x vocabulary), got shape {list(upd.shape)}", field="scorer")
+    if upd.dtype == torch.bool or upd.is_complex():
+        raise ConfigError(f"scorer {name!r}: update() must return real numbers, got {upd.dtype}",
+                          field="scorer")
+    upd = upd.to(step.logq.device, torch.float64)
+    if (torch.isnan(upd) | (upd == float("inf"))).any():
+        raise _non_finite(scorer, step)
+    return upd
+
+
+def _non_finite(scorer: Scorer, step: Step) -> InfillError:
+    """The error for a NaN or +inf score increment: the model's fault when its log q is
+    NaN (or +inf), the pivot's for HCB, else the scorer's."""
+    name = _scorer_name(scorer)
+    lq = step.logq
+    if (torch.isnan(lq) | (lq == float("inf"))).any():
+        return InfillError(f"the model returned non-finite log-probabilities (NaN) at step "
+                           f"{step.index} (scorer {name!r}): its weights or its output are "
+                           "broken (e.g. NaN in the checkpoint, or an fp16 overflow: try "
+                           "--dtype bf16 or float32)")
+    if hasattr(scorer, "pivots"):
+        return InfillError(f"scorer {name!r} produced an infinite/NaN score: the pivot has "
+                           "zero probability under the model; choose another pivot")
+    return ConfigError(f"scorer {name!r}: update() returned NaN or +inf score increments "
+                       f"at step {step.index}", field="scorer")
+
+
+def _check_alive(scorer: Scorer, upd, logq, owner, active, step: int) -> None:
+    """InfillError when an active input has no candidate left (every allowed token scored
+    -inf): the model's fault when it gives them all zero probability, else the scorer's."""
+    alive = torch.zeros(active.shape[0], dtype=torch.long, device=upd.device)
+    alive.index_add_(0, owner.to(upd.device), (upd > NEG_INF).any(-1).long())
+    dead = (active.to(upd.device) & (alive == 0)).nonzero()
+    if not len(dead):
+        return
+    mine = owner.to(upd.device) == int(dead[0])
+    if not (logq.to(upd.device)[mine] > NEG_INF).any():
+        raise InfillError(f"the model gives every token that may be placed zero probability "
+                          f"at step {step}: nothing can fill the gap")
+    raise ConfigError(f"scorer {_scorer_name(scorer)!r} scored every candidate token -inf at "
+                      f"step {step}: no hypothesis can be extended", field="scorer")
 
 
 def _grids(shape, act, at, cand_scores, ok, logq, slot):

@@ -85,17 +85,29 @@ def one_length(gap) -> GapLength | int:
         s = gap.strip().lower()
         if s == WORD:
             return GapLength(1, WORD_PIECES, word=True)
-        m = re.fullmatch(r"(\d+)\s*(?:-|\.\.)\s*(\d+)", s)
+        m = re.fullmatch(r"([0-9]+)\s*(?:-|\.\.)\s*([0-9]+)", s)
         if m:
-            return _range(int(m.group(1)), int(m.group(2)))
-        if s.isdigit():
-            return int(s)
+            return _range(_count(m.group(1)), _count(m.group(2)))
+        if re.fullmatch("[0-9]+", s):
+            return _count(s)
         raise InputError(f"a gap length is a number, a range lo-hi (e.g. 4-6) or 'word', got {gap!r}")
     if isinstance(gap, tuple):
         if len(gap) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in gap):
             raise InputError(f"a gap range is (lo, hi) with two whole numbers, got {gap!r}")
         return _range(*gap)
     return gap
+
+
+MAX_DIGITS = 9
+"""Digits of a gap length as typed: more is no gap length (and never int() of thousands of
+digits)."""
+
+
+def _count(digits: str) -> int:
+    """A gap length written in ASCII digits; InputError past :data:`MAX_DIGITS` digits."""
+    if len(digits.lstrip("0")) > MAX_DIGITS:
+        raise InputError(f"a gap length of {len(digits)} digits is far too long")
+    return int(digits)
 
 
 def _range(lo: int, hi: int) -> GapLength:

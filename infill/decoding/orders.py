@@ -27,6 +27,8 @@ class Order(ABC):
     """Chooses the moves of each hypothesis at a step."""
 
     name: str = "order"
+    code: str = "order"
+    """The short code of method names (``hcb-l2r``), :data:`infill.names.ORDER_CODES`."""
     #: whether choosing needs log q at every unfilled slot (one pass over all gap slots)
     reads_all: bool = False
     #: whether a hypothesis makes moves at several slots per step (the candidate grid is then
@@ -55,6 +57,7 @@ class LeftToRight(Order):
     """g = min(G \\ F(h)): the first unfilled slot."""
 
     name = "left-to-right"
+    code = "l2r"
     dedup = False
 
     def moves(self, unfilled, logq_all, allowed):
@@ -66,6 +69,7 @@ class BestToWorst(Order):
     """g = argmax over unfilled slots of max_w log q_g(w | x(h)) (allowed w), per hypothesis."""
 
     name = "best-to-worst"
+    code = "b2w"
     reads_all = True
 
     def moves(self, unfilled, logq_all, allowed):
@@ -79,6 +83,7 @@ class AnyOrder(Order):
     """Every unfilled slot of every hypothesis (Ithaca's non-sequential beam search)."""
 
     name = "any-order"
+    code = "any"
     reads_all = True
     several = True
 

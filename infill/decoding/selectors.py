@@ -60,6 +60,12 @@ class Selector(ABC):
     def select(self, c: Candidates, B: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(scores, parent slot, token), each [A, K] with K >= B, best first; ``-inf`` = empty."""
 
+    def work_bytes(self, B: int, V: int, P: int, several: bool) -> int:
+        """Rough peak bytes of one input's own work tensors (beyond the [B, W*V] candidate
+        grids the engine counts) at beam B, vocabulary V, P gap slots; ``several``: the
+        order moves at every slot. The engine's memory bound adds it (0: nothing notable)."""
+        return 0
+
     def merge(self, scores: torch.Tensor, fills: torch.Tensor, B: int
               ) -> tuple[torch.Tensor, torch.Tensor]:
         """Keep B of the K selected (scores [A, K], fills [A, K, P])."""
@@ -101,6 +107,17 @@ class TopB(Selector):
         k = min(B * (c.index + 1) if self.dedup and not c.several else B, c.scores.shape[1] * C)
         vals, idx = scores.reshape(A, -1).topk(k, dim=1)
         return _pad_to(B, vals, idx // C, idx % C)
+
+    def work_bytes(self, B, V, P, several):
+        """Dedup compares every pair of fills: [K, K, P] masks and [K, K] ones, K = B for an
+        order that moves at every slot (plus :func:`merge_equal_fills`' [B, B, P] int and bool
+        tensors), else up to B * P candidates (B per filled slot, padded to at least B)."""
+        if not self.dedup:
+            return 0
+        K = B if several else B * min(P, V)
+        merge = K * K * (P + 8)
+        equal_fills = B * B * (12 * P + 64) if several else 0
+        return merge + equal_fills
 
     def merge(self, scores, fills, B):
         if not self.dedup:

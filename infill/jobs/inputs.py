@@ -8,12 +8,14 @@ A problem with one input (not an antibody domain, a malformed siglum) becomes th
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from infill.errors import InfillError, InputError
 
-__all__ = ["Input", "Outcome", "as_inputs", "reads_leiden", "read_leiden", "mask_regions", "chain_mismatch"]
+__all__ = ["Input", "Outcome", "as_inputs", "chain_mismatch", "mask_regions", "read_inputs",
+           "read_leiden", "reads_leiden", "text_inputs"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,73 @@ def as_inputs(items: Iterable) -> list[Input]:
             out.append(Input(item.id, item.text, getattr(item, "header", None),
                              getattr(item, "error", None), tuple(getattr(item, "notes", ()))))
     return out
+
+
+FILE_SUFFIXES = (".fa", ".fasta", ".faa", ".fas", ".txt", ".tsv")
+"""A lone argument with one of these suffixes that names an existing file is read as it."""
+
+
+def names_a_file(arg: str) -> bool:
+    """Whether a lone argument is the name of an existing input file (FASTA or text suffix)."""
+    if len(arg) > 4096 or "\n" in arg or not arg.lower().endswith(FILE_SUFFIXES):
+        return False
+    try:
+        return os.path.isfile(arg)
+    except (OSError, ValueError):
+        return False
+
+
+def looks_like_a_file(arg: str) -> bool:
+    """An argument without whitespace ending in an input file's suffix (``x.fa``, ``in.txt``)."""
+    return len(arg) <= 4096 and arg.lower().endswith(FILE_SUFFIXES) \
+        and not any(c.isspace() for c in arg)
+
+
+def read_inputs(texts: Sequence[str], input_file: str | None, what: str = "input",
+                stdin_is_terminal: bool = False) -> list[Input]:
+    """A job's inputs, read one way for every front end: the ``texts`` given (a lone one naming
+    an existing .fa/.fasta/.txt file is read as that file), else ``input_file`` (``-``: stdin):
+    FASTA records when the text is FASTA (:func:`text_inputs`), else one input per non-empty
+    line. ``stdin_is_terminal``: nothing is piped, so no input was given."""
+    from infill.data.files import check_length, check_text, read_input
+    texts = tuple(texts)
+    if len(texts) == 1 and input_file is None and names_a_file(texts[0]):
+        texts, input_file = (), texts[0]
+    if texts and input_file is not None:
+        raise InputError(f"give {what}s either as arguments or with 'input_file', not both",
+                         field="input_file")
+    if texts:
+        for i, t in enumerate(texts, 1):
+            if looks_like_a_file(check_length(check_text(t, f"argument {i}"), f"argument {i}")) \
+                    and not os.path.exists(t):
+                raise InputError(f"argument {i} names a file that does not exist: {t!r} (a "
+                                 f"file is read with 'input_file'; a text needs a space or no "
+                                 f"file suffix)", field="input_file")
+        return [Input(str(i), t) for i, t in enumerate(texts, 1)]
+    if input_file is None and stdin_is_terminal:
+        raise InputError(f"no {what}: give it as an argument, with 'input_file', or pipe lines "
+                         "on stdin", field="input_file")
+    raw, name = read_input(input_file)       # bounded: an endless device or pipe is refused
+    return text_inputs(raw, name, lines=True)
+
+
+def text_inputs(raw: str, name: str, lines: bool = False) -> list[Input]:
+    """The inputs a text holds: its FASTA records (a record without sequence keeps its error,
+    never dropped), else one input per non-empty line (``lines``) or the whole text as one."""
+    from infill.data.fasta import is_fasta, parse_fasta
+    from infill.data.files import check_length
+    if is_fasta(raw):
+        return [Input(r.id, check_length(r.sequence, f"{name} record {r.id!r}"), r.header)
+                if r.sequence else Input(r.id, None, r.header, error=f"FASTA record {r.id!r} "
+                                         f"(line {r.line}) has no sequence")
+                for r in parse_fasta(raw, name, keep_empty=True)]
+    if not lines:
+        return [Input("1", raw)]
+    found = [Input(str(n), check_length(line, f"{name} line {n}"))
+             for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    if not found:
+        raise InputError(f"empty input: nothing in {name}")
+    return found
 
 
 def reads_leiden(model) -> bool:

@@ -2,7 +2,7 @@
 AG) for the two gap tokens of one text (:func:`pair_joints`), or their metrics over held-out
 (sentence, pair) examples (:func:`joint_metrics`).
 
-    request = JointRequest(joint_size=20, iterations=10)
+    request = JointRequest(joint_size=20, ag_iterations=10)
     pair_joints(model, "The ___ ___ on the mat.", request, name="builtin:english").to_json()
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from infill.data.splits import SPLITS
-from infill.errors import InputError
-from infill.fields import AG_MAX_ITERATIONS, Request, option, seed_option
+from infill.errors import ConfigError, InputError
+from infill.fields import AG_MAX_ITERATIONS, MAX_BATCH_SIZE, Request, option, seed_option
 
 if TYPE_CHECKING:
     from infill.parallel import Shard
@@ -34,19 +34,24 @@ class JointRequest(Request):
     mode) its gaps and the pairs shown; over a corpus (``data``) which examples."""
 
     KIND: ClassVar[str] = "joint"
+    RENAMED: ClassVar[dict[str, str]] = {"iterations": "ag_iterations", "scheme": "pair_scheme"}
 
+    text: str | None = option(None, str, "One text holding two gap tokens: the top pairs of "
+                              "each joint (TEXT mode).", optional=True)
     data: str | None = option(None, str, "Text file (one sentence per line) or corpus name "
                               "english|greek|protein (the default for the builtin models).",
                               optional=True)
     split: str | None = option(None, str, "With a corpus the model was trained on: which split "
                                "of the training family's examples to use (default: test for a "
                                "corpus name, all for a file).", choices=SPLITS, optional=True)
-    scheme: str = option("random", str, "Which position pairs to evaluate.", choices=SCHEMES)
-    examples: int = option(200, int, "Examples drawn at random (seeded).", low=1)
+    pair_scheme: str = option("random", str, "Which position pairs to evaluate.",
+                              choices=SCHEMES, what="pair scheme")
+    examples: int | None = option(200, int, "Examples drawn at random (seeded).",
+                                  low=1, optional=True, what="the number of examples")
     joint_size: int = option(50, int, "K: candidates per position (top-K of its marginal; the "
                              "whole vocabulary when it is at most K).", low=1, what="joint size")
-    iterations: int = option(50, int, "Arnold-Gokhale iterations.", low=1,
-                             high=AG_MAX_ITERATIONS, what="AG iterations")
+    ag_iterations: int = option(50, int, "AG: iterations.", low=1, high=AG_MAX_ITERATIONS,
+                                what="AG iterations")
     converged_tol: float | None = option(
         None, float, "Also report AG*: AG run until its total-variation change is <= this "
         f"(at most {AG_MAX_ITERATIONS:,} iterations).", low=0, low_open=True, optional=True)
@@ -58,10 +63,18 @@ class JointRequest(Request):
     gap: int = option(1, int, "Tokens per gap marker (TEXT mode): '___ ___' with 1, or '___' "
                       "with 2.", low=1)
     marker: str = option("___", str, "Gap marker (TEXT mode).")
-    batch_size: int = option(128, int, "Rows per forward pass.", low=1)
+    batch_size: int = option(128, int, "Rows per forward pass.", low=1, high=MAX_BATCH_SIZE)
     allow_special: bool = option(False, bool, "Let special tokens be candidates.")
     window: bool = option(True, bool, "Read a text longer than the model in the longest context "
                           "window centred on the pair (False: refuse TEXT, skip such texts).")
+
+    def check(self) -> None:
+        if self.text is not None and self.data is not None:
+            raise ConfigError("give either a text (TEXT) or 'data', not both",
+                              field=("text", "data"))
+        if self.text is not None:
+            from infill.data.files import check_text
+            check_text(self.text, "TEXT")
 
 
 def _finite(x: float) -> float | None:
@@ -115,7 +128,7 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
                     allow_special=request.allow_special, window=request.window)
     windows = [] if t.window is None else \
         [{"start": t.window[0], "end": t.window[1], "gaps": list(range(len(enc.gaps)))}]
-    joints, info = build_joints(t, iterations=request.iterations)
+    joints, info = build_joints(t, iterations=request.ag_iterations)
     tops = {}
     for joint_name, lj in joints.items():
         flat = lj.reshape(-1)
@@ -189,12 +202,14 @@ def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
 
     split = request.split or ("test" if corpus in CORPORA else "all")
     texts = held_out(name, model, corpus, split, data_root)
-    examples = make_pairs(model, texts, request.examples, scheme=request.scheme,
+    wanted = request.examples if request.examples is not None else \
+        max(1, len(texts) * request.pairs_per_text)                        # None: all
+    examples = make_pairs(model, texts, wanted, scheme=request.pair_scheme,
                           seed=request.seed, min_tokens=request.min_tokens,
                           per_text=request.pairs_per_text, window=request.window)
     with (begin(len(examples), len(texts)) if begin is not None else nullcontext()) as bar:
         result = evaluate_joints(model, examples, joint_size=request.joint_size,
-                                 iterations=request.iterations, batch_size=request.batch_size,
+                                 iterations=request.ag_iterations, batch_size=request.batch_size,
                                  allow_special=request.allow_special,
                                  progress=None if bar is None else bar.update,
                                  converged_tol=request.converged_tol, shard=shard,
@@ -204,9 +219,9 @@ def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
     windows = [{"line": rec["line"], "a": rec["a"], "b": rec["b"], "start": rec["window"][0],
                 "end": rec["window"][1]} for rec in result.records if rec["window"] is not None]
     result.settings.update({"model": name, "data": corpus, "split": split,
-                            "scheme": request.scheme, "seed": request.seed,
+                            "pair_scheme": request.pair_scheme, "seed": request.seed,
                             "min_tokens": request.min_tokens,
                             "pairs_per_text": request.pairs_per_text,
                             "converged_tol": request.converged_tol})
-    title = f"{name}, {request.scheme} pairs ({corpus}, {split})"
+    title = f"{name}, {request.pair_scheme} pairs ({corpus}, {split})"
     return JointMetrics(result, title, len(examples), len(texts), windows)

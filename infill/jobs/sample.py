@@ -6,7 +6,7 @@ sharded over the torchrun ranks; each input's distinct samples or its error.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from infill.defaults import fixed_gap
@@ -43,6 +43,7 @@ class InputSample(Outcome):
 def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None, *,
                   gap: int | None = None, marker: str = "___", window: bool = True,
                   name: str | None = None, shard: Shard | None = None, progress=None,
+                  on_epoch: Callable[[int, int], None] | None = None,
                   **options) -> list[InputSample] | None:
     """Metropolis-Hastings samples of ``gap`` tokens (None: :func:`~infill.defaults.fixed_gap`,
     the model's fixed gap length, else 1) at each ``marker`` of every input (strings,
@@ -50,10 +51,14 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
     keyword ``options`` (:class:`SampleRequest`'s fields); ``name``: the model's name in the
     JSON. An input that cannot be sampled gets its error; the others go on. Inputs are sharded
     over the torchrun ranks: rank 0 gets every :class:`InputSample` in input order, the others
-    None. ``progress``: a bar advanced once per input sampled here."""
+    None. ``progress``: a bar advanced once per input sampled here; ``on_epoch``: called as
+    ``on_epoch(done, total)`` after each epoch (sweep) of the input being sampled, so that one
+    long input shows it moves (None: nothing)."""
     from infill.mcmc import sample as mh_sample
 
+    from infill.jobs.fill import FillRequest
     request = SampleRequest.from_options(request, **options)
+    FillRequest.rules("marker").check(marker, "marker")     # the fill job's rule of a marker
     gap = fixed_gap(gap, model)[0]
 
     def one(rec: Input) -> InputSample:
@@ -63,7 +68,7 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
             return out
         try:
             out.result = mh_sample(model, rec.text, gap=gap, marker=marker, options=request,
-                                   window=window)
+                                   window=window, progress=on_epoch)
         except InfillError as e:
             out.error, out.error_field = e.message(), e.field
         return out

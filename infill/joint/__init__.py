@@ -1,5 +1,6 @@
 """Pairwise joints derived from a masked LM's unary conditionals (SPEC §2).
 
+- :mod:`infill.joint.conditional_tables` :class:`PairTables`, the two conditional tables of a pair
 - :mod:`infill.joint.constructions` MLM, MRF, MRF-L, HCB, AG as pure functions of two tables
 - :mod:`infill.joint.tables`        the tables of two positions from a model (batched passes)
 - :mod:`infill.joint.metrics`       U-PPL, P-PPL, A-KL, G-KL over datasets of pairs; reports
@@ -21,7 +22,7 @@ _EXPORTS = {
     "mrf": "infill.joint.constructions",
     "mrf_logits": "infill.joint.constructions",
     "decode_ag": "infill.joint.decoder",
-    "PairTables": "infill.joint.tables",
+    "PairTables": "infill.joint.conditional_tables",
     "pair_tables": "infill.joint.tables",
     "pair_tables_batch": "infill.joint.tables",
 }

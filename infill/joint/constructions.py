@@ -6,7 +6,8 @@ Kim 2023) as pure functions::
 
 :func:`mlm`, :func:`mrf`, :func:`mrf_logits`, :func:`hcb`, :func:`ag` each return the normalized
 log-joint ``[|A|, |B|]`` in the dtype they were given (float64 in -> float64 out);
-:func:`build_joints` makes every one of them from a :class:`~infill.joint.tables.PairTables`.
+:func:`build_joints` makes every one of them from a
+:class:`~infill.joint.conditional_tables.PairTables`.
 
 Arnold–Gokhale, exactly what is computed. With the tables normalized over the candidates, AG
 minimizes over joints J on A x B
@@ -27,15 +28,12 @@ fixed point with D = 0. Convergence is linear, so either give enough iterations 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from infill.lazy import torch
 
 from infill.errors import ConfigError, InputError
 from infill.fields import AG_MAX_ITERATIONS
-
-if TYPE_CHECKING:
-    from infill.joint.tables import PairTables
+from infill.joint.conditional_tables import PairTables
 
 JOINT_NAMES = ("MLM", "MRF-L", "MRF", "HCB", "AG")
 
@@ -205,7 +203,7 @@ def ag(log_qa_b: torch.Tensor, log_qb_a: torch.Tensor, iterations: int = 50,
     return log_j, info
 
 
-def build_joints(t: "PairTables", iterations: int = 50, tol: float | None = None,
+def build_joints(t: PairTables, iterations: int = 50, tol: float | None = None,
                  pivot_index: int | None = None, converged_tol: float | None = None,
                  max_iterations: int = AG_MAX_ITERATIONS) -> tuple[dict[str, torch.Tensor], AGInfo]:
     """Every joint of :data:`JOINT_NAMES` for one :class:`PairTables` (MRF-L only when logits are

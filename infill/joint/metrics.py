@@ -31,7 +31,8 @@ from infill.data.splits import heldout, training_record
 from infill.data.units import infer_unit
 from infill.errors import InputError
 from infill.joint.constructions import JOINT_NAMES, AGInfo, kl_divergence, build_joints, conditionals
-from infill.joint.tables import PairTables, pair_tables_batch
+from infill.joint.conditional_tables import PairTables
+from infill.joint.tables import pair_tables_batch
 from infill.models.base import MaskedLM
 
 METRICS = ("U-PPL", "P-PPL", "A-KL", "G-KL")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -277,14 +277,16 @@ class Chains:
 
 @torch.inference_mode()
 def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
-       options: MHOptions | None = None, **kw) -> ChainResult:
+       options: MHOptions | None = None, progress: Callable[[int, int], None] | None = None,
+       **kw) -> ChainResult:
     """Run MH chains (or the degenerate Gibbs chain) over the gap positions of one sequence.
 
     ``input_ids``: one sequence; the gap positions are ``positions`` or, by default, those
     holding ``model.mask_id``. Only they move; everything else is fixed context. Options: an
     :class:`MHOptions` and/or its fields as keywords. Epoch e runs at target temperature
     ``max(min_temperature, target_temperature - anneal * e)``; visits are counted after every
-    step of epochs ``>= burn_in``. Deterministic under ``seed``.
+    step of epochs ``>= burn_in``. Deterministic under ``seed``. ``progress``: called as
+    ``progress(done, total)`` after each epoch (sweep), e.g. to move a bar; None: nothing.
     """
     o = MHOptions.from_options(options, **kw)
     if not o.gibbs:
@@ -314,6 +316,8 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
         for start in range(0, run.n, blocks[epoch]):
             run.step(visit[start: start + blocks[epoch]], temps[epoch], count=epoch >= o.burn_in)
         trace.append(run.end_epoch())
+        if progress is not None:
+            progress(epoch + 1, o.epochs)
     if o.gibbs:
         run.finish_gibbs()
     samples = sorted((Visit(k, run.known_e[k], c) for k, c in run.counts.items()),
@@ -331,7 +335,8 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
 # text-level API
 # ---------------------------------------------------------------------------------------------
 def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
-           options: MHOptions | None = None, window: bool = True, **kw):
+           options: MHOptions | None = None, window: bool = True,
+           progress: Callable[[int, int], None] | None = None, **kw):
     """Sample completions of ``text`` (each ``marker`` -> ``gap`` masked tokens) by MH.
 
     Returns a :class:`SampleResult` for one text (a list of them for a list of texts) whose
@@ -340,10 +345,11 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
     A text longer than the model's maximum length is sampled in the context window centred on
     its gaps (the energy is that of the windowed sequence; ``.windows`` records it and a
     :class:`~infill.errors.LongInputWarning` says so); ``window=False`` makes it an error.
+    ``progress``: called as ``progress(done, total)`` after each epoch of each text's chains.
     """
     o = MHOptions.from_options(options, **kw)
     if isinstance(text, (list, tuple)):
-        return [sample(model, t, gap, marker, o, window) for t in text]
+        return [sample(model, t, gap, marker, o, window, progress) for t in text]
     enc = model.encode(text, gap, marker)
     plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
     if len(plan) > 1:
@@ -351,7 +357,8 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
                          f"window of the model's maximum length ({model.max_length}); sample "
                          "them one at a time")
     w = plan[0]
-    res = mh(model, w.ids(enc.input_ids, lo, hi), [p - w.left + lo for p in enc.positions], o)
+    res = mh(model, w.ids(enc.input_ids, lo, hi), [p - w.left + lo for p in enc.positions], o,
+             progress=progress)
 
     def rendered(s: Visit) -> Visit:
         r = model.render(enc, enc.split(s.tokens))

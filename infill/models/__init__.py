@@ -107,6 +107,8 @@ def _load_hf_dir(path: Path, kw: dict) -> MaskedLM:
     if not isinstance(config, dict):
         raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
                              "object)")
+    from infill.models.encoder import refuse_custom_code
+    refuse_custom_code(str(path))         # never a folder's own code (auto_map, unknown type)
     if config.get("model_type") == "esm":
         from infill.models.esm import load_hf_esm
         return load_hf_esm(str(path), **kw)

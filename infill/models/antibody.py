@@ -4,7 +4,7 @@ The weights come from packages on PyPI, never from a model hub:
 
 - ``antiberty``: AntiBERTy (Ruffolo et al. 2021), an 8-layer, 512-wide BERT trained on 558M natural
   antibody sequences (heavy and light chains), shipped inside the ``antiberty==0.1.3`` wheel
-  (``pip install "infill[antibody]"``). antiberty's own runner is not used (it breaks on
+  (``pip install "infill-mlm[antibody]"``). antiberty's own runner is not used (it breaks on
   transformers 5): its files are read directly.
 - ``sapiens-vh`` / ``sapiens-vl``: Sapiens (Prihoda et al. 2022, BioPhi), 4-layer, 128-wide fairseq
   RoBERTa models of human heavy / light (kappa and lambda) chains, inside the ``sapiens==1.0.5``
@@ -43,9 +43,10 @@ from pathlib import Path
 
 import torch
 
-from infill.data.files import read_torch_file
-from infill.errors import ConfigError, ModelLoadError
+from infill.data.files import read_json, read_torch_file
+from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.device import resolve_device, resolve_dtype
+from infill.models.hf import check_config_sizes, check_model_files
 from infill.models.protein import STANDARD_AA, ProteinMLM
 
 __all__ = [
@@ -60,7 +61,7 @@ __all__ = [
     "residue_tokenizer",
 ]
 
-INSTALL_HINT = 'pip install "infill[antibody]"'
+INSTALL_HINT = 'pip install "infill-mlm[antibody]"'
 META_FILE = "infill_antibody.json"
 META_FORMAT = 1
 
@@ -82,7 +83,7 @@ class AntibodyModel:
     architecture: str
     """``bert`` (Hugging Face layout already) or ``fairseq-roberta``."""
     installed: bool
-    """True: the package is a dependency of ``infill[antibody]`` (found on sys.path); False: its
+    """True: the package is a dependency of ``infill-mlm[antibody]`` (found on sys.path); False: its
     wheel is fetched with ``pip download --no-deps`` (it cannot be installed)."""
     chain: str | None = None
     """``H`` or ``L`` for chain-specific models, None for both."""
@@ -309,7 +310,10 @@ def _build_antiberty(spec: AntibodyModel, weights: Path):
     vocab = vocab_path.read_text().split()
     if vocab != ANTIBERTY_VOCAB:
         raise ModelLoadError(f"unexpected AntiBERTy vocabulary in {vocab_path}: {vocab}")
-    raw = json.loads((folder / "config.json").read_text())
+    raw = read_json(folder / "config.json", "AntiBERTy configuration", ModelLoadError)
+    if not isinstance(raw, dict):
+        raise ModelLoadError(f"{folder / 'config.json'}: not a model configuration")
+    check_config_sizes(raw, str(folder / "config.json"))
     drop = {"architectures", "_name_or_path", "transformers_version", "gradient_checkpointing"}
     config = BertConfig(**{k: v for k, v in raw.items() if k not in drop})
     config.architectures = ["BertForMaskedLM"]
@@ -400,8 +404,8 @@ _BUILDERS = {"bert": _build_antiberty, "fairseq-roberta": _build_fairseq_roberta
 
 def _read_meta(folder: Path) -> dict | None:
     try:
-        meta = json.loads((folder / META_FILE).read_text())
-    except (OSError, ValueError):
+        meta = read_json(folder / META_FILE, "antibody model metadata")
+    except InputError:      # missing, unreadable, not JSON, nested too deeply: not converted
         return None
     return meta if isinstance(meta, dict) else None
 
@@ -474,7 +478,9 @@ def convert(name: str, cache: str | Path | None = None, force: bool = False) -> 
 def _portable_tokenizer_config(path: Path) -> None:
     """Name the tokenizer class so that transformers 4 and 5 both load it (5 writes its own
     ``TokenizersBackend``, unknown to 4; both read ``PreTrainedTokenizerFast``)."""
-    cfg = json.loads(path.read_text())
+    cfg = read_json(path, "tokenizer configuration", ModelLoadError)
+    if not isinstance(cfg, dict):
+        raise ModelLoadError(f"{path}: not a tokenizer configuration")
     cfg["tokenizer_class"] = "PreTrainedTokenizerFast"
     path.write_text(json.dumps(cfg, indent=2) + "\n")
 
@@ -563,6 +569,7 @@ def load_antibody(name: str, device=None, dtype=None, allow_nonstandard: bool = 
             raise ModelLoadError(f"{label!r} is neither an antibody model name "
                                  f"({', '.join(ANTIBODY_MODELS)}) nor a directory converted by infill")
     meta = _read_meta(folder) or {}
+    check_model_files(str(folder))       # the sizes its config.json declares, before building
     from transformers import AutoModelForMaskedLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
     hf_logging.set_verbosity_error()

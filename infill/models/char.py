@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -60,6 +60,41 @@ class CharConfig:
 
 
 WORD_MAX = 13   # longest word the word stream knows: 13 base-26 digits fit in an int64
+MAX_LAYERS = 1024
+"""The most layers a ``charmodel.json`` may declare."""
+MAX_SIZE = 2 ** 31 - 1
+"""The largest width, length or count a ``charmodel.json`` may declare."""
+
+
+def check_config(raw, where: str) -> CharConfig:
+    """The :class:`CharConfig` a ``charmodel.json`` declares, every number checked (whole,
+    bounded, at most :data:`MAX_LAYERS` layers) and the network's size checked against memory
+    (:func:`~infill.data.files.check_memory`) before anything is built."""
+    from infill.data.files import check_memory
+
+    if not isinstance(raw, dict) or not set(raw) <= {f.name for f in fields(CharConfig)}:
+        raise ModelLoadError(f"{where}: 'config' must be an object of CharConfig's fields")
+    config = CharConfig(**raw)
+    for f in fields(CharConfig):
+        v = getattr(config, f.name)
+        rate = f.name == "dropout"
+        number = isinstance(v, (int, float) if rate else int) and not isinstance(v, bool)
+        if not number or not (0 <= v < 1 if rate else 0 <= v <= MAX_SIZE):
+            want = "a rate in [0, 1)" if rate else f"a whole number from 0 to {MAX_SIZE:,}"
+            shown = "a huge number" if isinstance(v, int) and abs(v) >= 10 ** 30 else repr(v)[:40]
+            raise ModelLoadError(f"{where}: config {f.name!r} must be {want}, got {shown}")
+    if config.n_layers > MAX_LAYERS:
+        raise ModelLoadError(f"{where}: {config.n_layers:,} layers, more than the {MAX_LAYERS:,} "
+                             "a model may have")
+    check_memory(4 * _parameters(config), f"the character model of {where}")
+    return config
+
+
+def _parameters(c: CharConfig) -> int:
+    """How many parameters a :class:`CharTransformer` of ``c`` has (roughly: weights only)."""
+    d = c.d_model
+    rows = c.n_inputs + c.max_length + c.n_words + 1 + c.n_outputs
+    return rows * d + c.n_layers * (4 * d * d + 2 * d * c.d_ff) + c.conv_kernel * d * d
 
 
 def word_code(word: str, digits: dict[str, int]) -> int:
@@ -202,8 +237,8 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         raise ModelLoadError(f"{path / 'charmodel.json'} is not an infill character model")
     if not (path / WEIGHTS).exists():
         raise ModelLoadError(f"character model {str(path)!r} has no {WEIGHTS}")
+    config = check_config(meta.get("config"), str(path / "charmodel.json"))
     try:
-        config = CharConfig(**meta["config"])
         alphabet = Alphabet.from_dict(meta["alphabet"])
         model = CharTransformer(config, meta.get("words"), alphabet)
         state = load_file(str(path / WEIGHTS))

@@ -22,7 +22,7 @@ from infill.data.files import read_torch_file
 from infill.errors import ConfigError, ModelLoadError
 from infill.models.base import row_chunked
 from infill.models.device import resolve_device, resolve_dtype
-from infill.models.hf import hub_reachable, url_reachable
+from infill.models.hf import check_model_files, hub_reachable, url_reachable
 from infill.models.protein import NONSTANDARD_AA, STANDARD_AA, ProteinMLM  # noqa: F401 (re-exported)
 
 FAIR_ESM_URL = "https://dl.fbaipublicfiles.com/fair-esm/models/{name}.pt"
@@ -160,9 +160,12 @@ def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard:
     path = Path(name).expanduser()
     if path.is_file():
         model, alphabet, meta = _load_fair_esm_file(path)
-        return FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
-                               allow_nonstandard=allow_nonstandard,
-                               max_length=int(meta.get("max_length", ESM_MAX_LENGTH)))
+        out = FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
+                              allow_nonstandard=allow_nonstandard,
+                              max_length=int(meta.get("max_length", ESM_MAX_LENGTH)))
+        from infill.models.familiarity import load as familiarity   # its familiarity.json
+        out.familiarity = familiarity(path)
+        return out
     if path.suffix == ".pt" or "/" in name or "\\" in name:
         raise ModelLoadError(f"fair-esm checkpoint {name!r} not found")
     if not (name.startswith("esm") and callable(getattr(esm.pretrained, name, None))):
@@ -288,6 +291,7 @@ def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: b
     name = str(path_or_name)
     _reject_options(name, options)
     resolve_dtype(dtype, resolve_device(device))
+    check_model_files(name)              # the sizes its config.json declares, before building
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     local = Path(name).expanduser().is_dir()

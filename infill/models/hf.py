@@ -232,6 +232,73 @@ def _is_wordpiece(tokenizer) -> bool:
         getattr(model, "continuing_subword_prefix", "##") == "##"
 
 
+# ---- sizes a config.json declares ----------------------------------------------------------------
+MAX_LAYERS = 1024
+"""The most layers a model's ``config.json`` may declare (the largest encoders have ~100)."""
+MAX_CONFIG_SIZE = 2 ** 31 - 1
+"""The largest width, vocabulary or length a ``config.json`` may declare."""
+_WIDTH = ("hidden_size", "dim", "d_model", "embed_dim", "n_embd")
+_FF = ("intermediate_size", "hidden_dim", "ffn_dim", "encoder_ffn_dim", "n_inner")
+_LAYERS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer", "encoder_layers")
+_ROWS = ("vocab_size", "max_position_embeddings", "type_vocab_size", "n_positions")
+_OTHER = ("num_attention_heads", "n_heads", "n_head", "encoder_attention_heads",
+          "embedding_size", "num_key_value_heads")
+
+
+def check_config_sizes(config: dict, where: str, itemsize: int = 4) -> None:
+    """Every size a model's ``config.json`` declares is a whole number within bounds (at most
+    :data:`MAX_LAYERS` layers), and the network it describes fits in memory
+    (:func:`~infill.data.files.check_memory`): checked before transformers builds anything."""
+    from infill.data.files import check_memory
+
+    sizes = {k: _config_int(config, k, where) for k in _WIDTH + _FF + _LAYERS + _ROWS + _OTHER
+             if config.get(k) is not None}
+    layers = max((sizes[k] for k in _LAYERS if k in sizes), default=0)
+    if layers > MAX_LAYERS:
+        raise ModelLoadError(f"{where}: {layers:,} layers, more than the {MAX_LAYERS:,} a model "
+                             "may have")
+    width = max((sizes[k] for k in _WIDTH + ("embedding_size",) if k in sizes), default=0)
+    ff = max((sizes[k] for k in _FF if k in sizes), default=4 * width)
+    rows = sum(sizes.get(k, 0) for k in _ROWS) + sizes.get("vocab_size", 0)   # + output head
+    params = layers * (4 * width * width + 2 * width * ff) + rows * width
+    check_memory(params * itemsize, f"the model of {where}")
+
+
+def _config_int(config: dict, key: str, where: str) -> int:
+    """``config[key]`` when it is a whole number from 0 to :data:`MAX_CONFIG_SIZE`."""
+    v = config[key]
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_CONFIG_SIZE:
+        shown = repr(v)[:40] if not isinstance(v, int) or abs(v) < 10 ** 30 else "a huge number"
+        raise ModelLoadError(f"{where}: {key!r} must be a whole number from 0 to "
+                             f"{MAX_CONFIG_SIZE:,}, got {shown}")
+    return v
+
+
+def check_model_files(name_or_path: str, itemsize: int = 4) -> None:
+    """:func:`check_config_sizes` of a model's ``config.json``: a local directory's, or a hub
+    id's in the local Hugging Face cache (nothing is fetched; no config found: nothing to do)."""
+    from infill.data.files import read_json
+
+    folder = Path(str(name_or_path)).expanduser()
+    path = folder / "config.json" if folder.is_dir() else _cached_config(str(name_or_path))
+    if path is None or not path.is_file():
+        return
+    config = read_json(path, "model configuration", ModelLoadError)
+    if not isinstance(config, dict):
+        raise ModelLoadError(f"{path}: not a model configuration (a JSON object)")
+    check_config_sizes(config, str(path), itemsize)
+
+
+def _cached_config(name: str) -> Path | None:
+    """The cached ``config.json`` of a hub id, or None."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid repo id: nothing cached
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
 HUB_PROBE_TIMEOUT = 3.0
 
 
@@ -274,6 +341,7 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     local = Path(str(name_or_path)).expanduser().is_dir()
+    check_model_files(str(name_or_path), dt.itemsize)     # before transformers builds anything
 
     def load(**kw):
         # explicit, whatever a future default: no remote code, no full unpickling of weights

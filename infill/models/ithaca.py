@@ -45,6 +45,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
@@ -66,6 +67,8 @@ PAD, SOS, UNK, SPACE, MISSING = range(5)
 INDEX = {c: i for i, c in enumerate(ALPHABET)}
 WORD_CHARS = LETTERS + "0"          # the symbols Python's \w matches
 UNKNOWN_WORD = 2                    # Ithaca's word id for "not a known word"
+MAX_SIZE = 2 ** 40
+"""The largest size a ``model_config`` may give (each size is also bounded by memory)."""
 
 # letter variants with an obvious place in the alphabet (after NFD + lowercase)
 _VARIANTS = {"ϲ": "σ", "ϟ": "ϙ", "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε",
@@ -132,9 +135,10 @@ class IthacaConfig:
         for f in fields(cls):
             v = getattr(config, f.name)
             if f.type == "int" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                    or v < 1):
-                raise ConfigError(f"model_config {f.name} must be a positive whole number, "
-                                  f"got {v!r}")
+                                    or not 1 <= v <= MAX_SIZE):
+                raise ConfigError(f"model_config {f.name} must be a whole number from 1 to "
+                                  f"{MAX_SIZE:,}, got {_short(v)}")
+        _check_pattern_fits(config)
         if config.vocab_char_size != len(ALPHABET):
             raise ConfigError(f"model_config vocab_char_size is {config.vocab_char_size}; Ithaca's "
                               f"alphabet has {len(ALPHABET)} symbols")
@@ -146,13 +150,47 @@ class IthacaConfig:
                 v = getattr(config, f.name)
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) \
                         or not 0 <= v < 1:
-                    raise ConfigError(f"model_config {f.name} must be a rate in [0, 1), got {v!r}")
+                    raise ConfigError(f"model_config {f.name} must be a rate in [0, 1), got "
+                                      f"{_short(v)}")
         return cls(**{f.name: (int if f.type == "int" else float)(getattr(config, f.name))
                       for f in fields(cls)})
 
     @property
     def width(self) -> int:
         return 3 * self.word_char_emb_dim
+
+    def parameters(self) -> int:
+        """How many parameters the network of this config has (embeddings, blocks, head)."""
+        d, w = self.word_char_emb_dim, self.width
+        block = 4 * w + 4 * w * self.qkv_dim + 2 * w * self.mlp_dim + self.mlp_dim + w
+        return ((self.vocab_char_size + self.vocab_word_size + self.max_len) * d
+                + self.num_layers * block + 2 * w + w * self.emb_dim + self.emb_dim
+                + self.emb_dim * d + d)
+
+
+def _pattern_shape() -> tuple[int, ...]:
+    """(layers, heads, blocks, blocks) of the shipped BigBird pattern, read without loading it."""
+    with resources.as_file(resources.files("infill.models") / BLOCKS_FILE) as f:
+        return tuple(np.load(f, mmap_mode="r", allow_pickle=False).shape)
+
+
+def _check_pattern_fits(c: "IthacaConfig") -> None:
+    """ConfigError when a config asks for more layers, heads or positions than Ithaca's
+    BigBird pattern covers (before anything loops over its layers)."""
+    L, H, blocks = _pattern_shape()[:3]
+    for name, value, most in (("num_layers", c.num_layers, L), ("num_heads", c.num_heads, H),
+                              ("max_len", c.max_len, (blocks - 1) * BLOCK)):
+        if value > most:
+            raise ConfigError(f"model_config {name} is {_short(value)}; Ithaca's BigBird pattern "
+                              f"covers at most {most}")
+
+
+def _short(v) -> str:
+    """A value for a message: huge whole numbers by their size (repr of thousands of digits
+    fails)."""
+    if isinstance(v, (int, np.integer)) and not -10 ** 30 < v < 10 ** 30:
+        return f"a number of about 2^{int(v).bit_length()}"
+    return repr(v)[:60]
 
 
 # ---- the word stream ------------------------------------------------------------------------
@@ -444,6 +482,7 @@ def _read_checkpoint(path: str | Path) -> tuple[IthacaConfig, dict, list[str]]:
         config = IthacaConfig.from_dict(ckpt["model_config"])
     except (ConfigError, TypeError) as e:
         raise ModelLoadError(f"{where}: {e}") from None
+    check_memory(2 * 4 * config.parameters(), where)     # float32 arrays, then their torch copy
     params = ckpt["params"]
     if isinstance(params, dict) and set(params) == {"params"}:
         params = params["params"]
@@ -534,9 +573,9 @@ def load_ithaca(path: str | Path, device=None, dtype=None, **options) -> "Ithaca
                           f"{str(path)!r}")
     path = Path(path)
     try:
-        meta = json.loads((path / META).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ModelLoadError(f"cannot read {path / META}: {str(e).splitlines()[0][:120]}") from None
+        meta = read_json(path / META, "Ithaca model description", ModelLoadError)
+    except ModelLoadError as e:
+        raise ModelLoadError(f"cannot read {e}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelLoadError(f"{path / META} is not an infill Ithaca model")
     if not (path / WEIGHTS).exists():
@@ -547,6 +586,7 @@ def load_ithaca(path: str | Path, device=None, dtype=None, **options) -> "Ithaca
     try:
         config = IthacaConfig.from_dict(meta.get("config"))
         _check_shapes(path / WEIGHTS, config)      # before allocating what the config asks
+        check_memory(4 * config.parameters(), f"Ithaca model {str(path)!r}")
         net = IthacaNet(config, words)
         state = load_file(str(path / WEIGHTS))
         net.load_state_dict({k: v.float() for k, v in state.items()})

@@ -181,17 +181,20 @@ def load_lexicon(path: Path, alphabet) -> WordLexicon:
     """Read and check ``lexicon.tsv``: one line naming the file and line when it is wrong."""
     import re
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+    from infill.data.files import parse_json, read_bytes
+    from infill.errors import InputError
+
+    try:                    # bounded, and UTF-8 as the lexicon is written
+        text = read_bytes(path, "lexicon").decode("utf-8")
+    except (InputError, UnicodeDecodeError) as e:
         raise ModelLoadError(f"{path}: cannot read the lexicon ({type(e).__name__})") from None
     first, _, body = text.partition("\n")
     try:
         assert first.startswith(HEADER + " ")
-        head = json.loads(first[len(HEADER) + 1:])
+        head = parse_json(first[len(HEADER) + 1:], f"{path}:1")     # bounded: no RecursionError
         beta = float(head["beta"])
-        assert beta > 0 and head["letters"] == alphabet.letters
-    except (AssertionError, ValueError, KeyError, TypeError):
+        assert 0 < beta < float("inf") and head["letters"] == alphabet.letters
+    except (AssertionError, InputError, ValueError, KeyError, TypeError, OverflowError):
         raise ModelLoadError(f"{path}:1: not an infill lexicon for this model's alphabet "
                              f"(a header '{HEADER} {{\"beta\": ..., \"letters\": ...}}')") from None
     rows = body.splitlines()

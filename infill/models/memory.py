@@ -68,6 +68,10 @@ __all__ = ["CorpusMemory", "build_memory", "token_classes", "load_memory", "mix_
            "MEMORY_FILE"]
 
 MEMORY_FILE = "memory.safetensors"
+MAX_LEVEL = 64
+"""The longest context (neighbours on a side) a memory file may declare; training writes 2-6."""
+MAX_LEVELS = 16
+"""The most levels (two-sided and end levels together) a memory file may declare."""
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -370,26 +374,72 @@ def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}
+            levels, end_levels = _ints(meta["levels"]), _ints(meta.get("end_levels", ""))
+            if len(levels) + len(end_levels) > MAX_LEVELS:
+                raise ValueError(f"{len(levels) + len(end_levels)} levels, more than "
+                                 f"{MAX_LEVELS}")
             arrays = {k: f.get_tensor(k) for k in ("tokens", "counts", "classes")}
-            bits = int(meta.get("key_bits", "64"))
+            bits = _int(meta.get("key_bits", "64"))
             arrays["keys"] = f.get_tensor("keys") if bits == 64 else \
                 f.get_tensor("keys_hi").astype(np.uint64) << np.uint64(16) | \
                 f.get_tensor("keys_lo").astype(np.uint64)
-        memory = CorpusMemory(**arrays, levels=_ints(meta["levels"]), beta=float(meta["beta"]),
-                              vocab_size=int(meta["vocab_size"]),
-                              context=meta.get("context", "tokens"),
-                              end_levels=_ints(meta.get("end_levels", "")),
+        memory = CorpusMemory(**arrays, levels=levels, beta=float(meta["beta"]),
+                              vocab_size=_int(meta["vocab_size"]),
+                              context=meta.get("context", "tokens"), end_levels=end_levels,
                               edges=_ints(meta.get("edges", "")), key_bits=bits,
-                              rest=int(meta.get("rest", "0")),
-                              mask_id=int(meta.get("mask_id", "-1")))
+                              rest=_int(meta.get("rest", "0")),
+                              mask_id=_int(meta.get("mask_id", "-1")))
     except (SafetensorError, OSError, KeyError, ValueError, TypeError) as e:
-        raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {e})") from None
+        reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
+        raise ModelLoadError(f"{path}: not a corpus memory ({type(e).__name__}: {reason})") \
+            from None
+    _check_values(memory, path, n_input_ids)
     _check(memory, path, vocab_size, n_input_ids)
     return memory
 
 
+_INT = re.compile(r"-?[0-9]{1,18}")
+
+
+def _int(text: str) -> int:
+    """A whole number of the file's metadata: ASCII digits, at most 18 of them (ValueError)."""
+    if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
+        raise ValueError(f"{str(text)[:20]!r} is not a whole number (ASCII digits)")
+    return int(text)
+
+
 def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(k) for k in text.split(",") if k)
+    """A comma-separated list of at most :data:`MAX_LEVELS` whole numbers (ValueError)."""
+    parts = [k for k in text.split(",") if k]
+    if len(parts) > MAX_LEVELS:
+        raise ValueError(f"{len(parts):,} numbers in a list, more than {MAX_LEVELS}")
+    return tuple(_int(k) for k in parts)
+
+
+def _check_values(m: CorpusMemory, path: Path, n_input_ids: int) -> None:
+    """The values the arrays and numbers hold: ModelLoadError naming the file when a token id,
+    count, class, level or beta is one no memory written by :func:`build_memory` has."""
+    problem = None
+    kinds = {name: getattr(m, name).dtype.kind for name in ("tokens", "counts", "classes")}
+    if any(k not in "iu" for k in kinds.values()) or any(
+            getattr(m, name).ndim != 1 for name in ("keys", "tokens", "counts", "classes")):
+        problem = f"its token, count and class arrays must be 1-D whole numbers, not {kinds}"
+    elif len(m.tokens) and int(m.tokens.min()) < 0:
+        problem = f"a token id is negative ({int(m.tokens.min())})"
+    elif len(m.counts) and not 1 <= int(m.counts.min()) <= int(m.counts.max()) < 2 ** 31:
+        problem = f"its counts run from {int(m.counts.min())} to {int(m.counts.max())}, " \
+                  f"not 1..{2 ** 31 - 1}"
+    elif len(m.classes) and not 0 <= int(m.classes.min()) <= int(m.classes.max()) \
+            <= outside_class(n_input_ids):
+        problem = (f"its token classes run from {int(m.classes.min())} to "
+                   f"{int(m.classes.max())}, outside 0..{outside_class(n_input_ids)}")
+    elif max(m.levels + m.end_levels + (m.rest,)) > MAX_LEVEL:
+        problem = (f"levels {m.levels} {m.end_levels} / rest {m.rest}: more than {MAX_LEVEL} "
+                   "neighbours")
+    elif not np.isfinite(m.beta):
+        problem = f"beta {m.beta} is not a finite number"
+    if problem:
+        raise ModelLoadError(f"{path}: corpus memory does not fit this model: {problem}")
 
 
 def _check(m: CorpusMemory, path: Path, vocab_size: int, n_input_ids: int) -> None:

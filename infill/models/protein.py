@@ -143,7 +143,20 @@ class ProteinMLM(MaskedLM):
                              f"or ? (one per residue): {text[:60]!r}")
         segments.append(text[start:])
         ids += self._residue_ids(text[start:], start) + [self.eos_id]
-        return Encoding(ids, gaps, segments)
+        return Encoding(ids, gaps, segments, self.familiarity_notes(ids))
+
+    familiarity = None
+    """The recorded threshold of how far an input may lie from the training family
+    (:mod:`infill.models.familiarity`; builtin:protein's ``familiarity.json``), or None."""
+
+    def familiarity_notes(self, input_ids: list[int]) -> list[str]:
+        """One note when the input lies far outside what the model knows (only for a model with
+        a recorded threshold)."""
+        if self.familiarity is None:
+            return []
+        from infill.models.familiarity import note
+        found = note(self, self.familiarity, input_ids)
+        return [found] if found else []
 
     def render(self, encoding: Encoding, gap_tokens: list[list[int]]) -> Rendered:
         fills = ["".join(self.vocab[int(t)] for t in toks) for toks in gap_tokens]

@@ -8,5 +8,5 @@
 - :mod:`infill.serve.limits`   the configurable limits and the errors beyond them
 - ``static/``                  the page: ``index.html``, ``app.js``, ``style.css`` (no CDN)
 
-FastAPI and uvicorn come with the ``serve`` extra (``pip install 'infill[serve]'``).
+FastAPI and uvicorn come with the ``serve`` extra (``pip install 'infill-mlm[serve]'``).
 """

@@ -9,8 +9,10 @@
 
 Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
 over the limits, 429 when the queue is full, 503 when a request waited in the queue past
-``max_wait_s``, 404/405 for unknown routes; never a traceback. An error names a request field
-in its JSON spelling (``'beam'``). While a request waits, the
+``max_wait_s``, 404/405 for unknown routes, 403 for a request that does not name this server
+(its Host) or a POST from another site's page (its Origin), 415 for a POST body not declared
+JSON (:mod:`infill.serve.guard`); never a traceback. An error names a request field
+in its JSON spelling (``'beam_size'``). While a request waits, the
 server checks that its client is still connected: when it has left, the request's queued decode
 is cancelled (a decode already running finishes, its answer dropped) and the server logs one
 line. Malformed HTTP (rejected by the protocol parser before the application) is answered by
@@ -23,9 +25,11 @@ import json
 import logging
 import math
 import time
-from concurrent.futures import Future
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, Response
@@ -33,13 +37,13 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
-from infill.config import ORDERS, SCORERS, DecodeConfig
-from infill.errors import InfillError
+from infill.config import ORDERS, SCORERS
+from infill.errors import InfillError, InputError
 from infill.serve.catalog import ModelCatalog
+from infill.serve.guard import WILDCARDS, LocalOnly, host_names
 from infill.api import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
-from infill.serve.schema import JSON_NAMES, FillRequest, build_job, parse_request, \
-    request_defaults
+from infill.serve.schema import FillRequest, build_job, parse_request
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
 
@@ -50,6 +54,9 @@ DEFAULT_MODEL = "builtin:english"
 log = logging.getLogger("infill.serve")
 POLL_S = 0.1
 """How often a waiting request checks that its client is still connected."""
+UPLOAD_THREADS = 1
+"""Threads that read uploads (EpiDoc files) off the event loop: uploads take one core at most."""
+T = TypeVar("T")
 
 
 def _status(e: InfillError) -> int:
@@ -91,8 +98,9 @@ def error(message: str, status: int = 400) -> Response:
 async def read_body(request: Request, limit: int) -> bytes:
     """The request body, refused (:class:`TooLarge`) past ``limit`` bytes without reading on.
     (Starlette's own body limit answers a plain-text 413; this one keeps the JSON error.)"""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and \
+            (len(declared) > len(str(limit)) or int(declared) > limit):
         raise TooLarge(f"request body too large: {declared} bytes (limit {limit})")
     body = bytearray()
     try:
@@ -128,12 +136,29 @@ async def await_result(request: Request, fut: Future, max_wait_s: float) -> Fill
                                f"(limit {max_wait_s:g} s); retry later")
 
 
+async def off_loop(request: Request, fn: Callable[..., T], *args) -> T:
+    """``fn(*args)`` in the uploads' thread (:data:`UPLOAD_THREADS`), so that the event loop
+    answers other requests meanwhile (``/api/health`` included). A ValueError ``fn`` raises that
+    is no InfillError -- a value of the upload its reader could not read -- is an
+    :class:`InputError` (a 400), never a server error."""
+    pool = getattr(request.app.state, "uploads", None)
+    try:
+        if pool is None:                  # an application run without its lifespan
+            return await asyncio.to_thread(fn, *args)
+        return await asyncio.wrap_future(pool.submit(fn, *args))
+    except InfillError:
+        raise
+    except (ValueError, OverflowError, RecursionError) as e:
+        reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        raise InputError(f"unreadable upload: {reason}") from None
+
+
 def _answer_errors(app: FastAPI) -> None:
     """Every error as one JSON line (:func:`error`), the fields it names in their JSON spelling."""
 
     @app.exception_handler(InfillError)
     async def infill_error(request: Request, e: InfillError) -> Response:
-        message = e.worded(lambda field: repr(JSON_NAMES.get(field, field)))
+        message = e.worded(repr)             # JSON fields are the API's names
         if isinstance(e, ClientGone):       # one line in the log; the answer reaches no one
             client = f"{request.client.host}:{request.client.port}" if request.client else "?"
             log.info("%s %s from %s: %s", request.method, request.url.path, client, message)
@@ -170,9 +195,9 @@ def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model
         return json_response({
             "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
             "regions": list(REGIONS),
-            "defaults": {"model": default_model, "scorer": DecodeConfig().scorer_name,
+            "defaults": {"model": default_model,        # None: the model's recommendation
                          **{k: f.default for k, f in FillRequest.model_fields.items()
-                            if k not in ("text", "model", "scorer", "id")}},
+                            if k not in ("text", "model", "id")}},
             "limits": limits.to_json()})
 
     @app.get("/api/health")
@@ -183,28 +208,36 @@ def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model
 
 
 def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None,
-               default_model: str | None = None, worker: BatchWorker | None = None) -> FastAPI:
+               default_model: str | None = None, worker: BatchWorker | None = None,
+               host: str = "127.0.0.1", allow_hosts: Sequence[str] = ()) -> FastAPI:
     """The application. ``catalog``: the models offered (default: the named ones); ``limits``
     (default: :class:`Limits`' defaults);
     ``default_model``: what a request without ``model`` gets (default builtin:english);
     ``worker``: the batching worker (default: a new one on ``catalog``), started and stopped
-    with the application (its lifespan)."""
+    with the application (its lifespan); ``host``: the address it is served on, and
+    ``allow_hosts`` other names it answers to (:mod:`infill.serve.guard`: any other Host, a
+    cross-origin POST or a POST body not declared JSON is refused)."""
     catalog = catalog if catalog is not None else ModelCatalog()
     limits = limits if limits is not None else Limits()
     default_model = catalog.check(default_model or DEFAULT_MODEL)
     worker = worker if worker is not None else BatchWorker(catalog, limits)
 
     @asynccontextmanager
-    async def lifespan(_app: FastAPI):
+    async def lifespan(served: FastAPI):
         worker.start()
+        served.state.uploads = ThreadPoolExecutor(UPLOAD_THREADS,
+                                                  thread_name_prefix="infill-upload")
         try:
             yield
         finally:
+            served.state.uploads.shutdown(wait=False, cancel_futures=True)
             await asyncio.to_thread(worker.stop)
 
     # FastAPI's /docs pages load their scripts from a CDN: off, so that nothing needs a network
     app = FastAPI(title="infill serve", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.catalog, app.state.worker, app.state.limits = catalog, worker, limits
+    app.add_middleware(LocalOnly, names=host_names(host, allow_hosts),
+                       any_address=host.strip("[]") in WILDCARDS)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     _answer_errors(app)
@@ -218,12 +251,13 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
             return json_response(await fill_records(
                 req, catalog, limits, default_model, worker,
                 lambda fut: await_result(request, fut, limits.max_wait_s)))
-        job, notes = build_job(req, catalog, limits, default_model)
+        job, notes, defaults = build_job(req, catalog, limits, default_model)
         result = await await_result(request, worker.submit(job), limits.max_wait_s)
         if result.error is not None:
             return error(result.error)
-        result.defaults = request_defaults(req, job.model)[1]
-        out = result.to_json(job.model, job.config, job.gap, req.id)
+        result.defaults, result.model, result.id = defaults, job.model, req.id
+        result.config, result.gap = job.config, job.gap
+        out = result.to_json()
         out["notes"] = notes + out["notes"]
         return json_response(out)
 
@@ -231,12 +265,12 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     async def epidoc(request: Request) -> Response:
         from infill.serve.epidoc import epidoc_answer, epidoc_job, parse_epidoc
         req = parse_epidoc(await read_body(request, limits.max_body))
-        job, res = epidoc_job(req, catalog, limits, default_model)
+        job, res = await off_loop(request, epidoc_job, req, catalog, limits, default_model)
         result = None if job is None else \
             await await_result(request, worker.submit(job), limits.max_wait_s)
         if result is not None and result.error is not None:
             return error(result.error)
-        return json_response(epidoc_answer(res, result, job, job.model if job else
-                                           catalog.check(req.model or default_model)))
+        model = job.model if job else catalog.check(req.model or default_model)
+        return json_response(await off_loop(request, epidoc_answer, res, result, model))
 
     return app

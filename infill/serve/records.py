@@ -17,48 +17,48 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 
-from infill.api import FillResult, effective_config
-from infill.config import DecodeConfig
-from infill.data.fasta import FastaRecord, is_fasta, parse_fasta
+from infill.api import FillResult
+from infill.defaults import Defaults
 from infill.errors import InfillError, InputError
+from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import ClientGone, Limits, ServerBusy, TooLarge
-from infill.serve.schema import FillRequest, check_request, request_defaults, text_job
+from infill.jobs.fill import FillRequest as FillJob
+from infill.serve.schema import FillRequest, check_request, text_job
 from infill.serve.worker import BatchWorker, Job
 
 __all__ = ["fill_records", "record_jobs"]
 
 Wait = Callable[[Future], Awaitable[FillResult]]
-Item = tuple[FastaRecord, "Job | None", list[str], "str | None"]
+Item = tuple[Input, "Job | None", list[str], "str | None"]
 
 
 def record_jobs(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-                default_model: str) -> tuple[str, DecodeConfig, list[Item]]:
-    """The model, the effective decoding options and, per FASTA record, ``(record, job, notes,
-    error)``: a record that cannot be read has no job and its one-line error. Raises for what
-    fails the whole request."""
-    model, config = check_request(req, catalog, limits, default_model)
-    if not is_fasta(req.text):
+                default_model: str) -> tuple[str, FillJob, Defaults, list[Item]]:
+    """The model, the resolved fill request, the defaults it took and, per FASTA record (read as ``infill run`` reads a
+    FASTA file, :func:`text_inputs`), ``(record, job, notes, error)``: a record that cannot be
+    read has no job and its one-line error. Raises for what fails the whole request."""
+    model, request, defaults = check_request(req, catalog, limits, default_model)
+    records = text_inputs(req.text, "the FASTA text")
+    if records[0].header is None:
         raise InputError("record 'all' is for FASTA text (records under '>' header lines); "
                          "send this text without 'record'")
-    records = parse_fasta(req.text, "the FASTA text", keep_empty=True)
     if len(records) > limits.max_batch:
         raise TooLarge(f"too many FASTA records to fill at once: {len(records)} (limit "
                        f"max_batch={limits.max_batch}); send them in parts")
     out = []
-    for k, rec in enumerate(records, 1):
-        notes = [f"FASTA: filled record {k} of {len(records)} ({rec.header})"]
-        if not rec.sequence:
-            out.append((rec, None, notes, f"FASTA record {rec.id!r} (line {rec.line}) has no "
-                                          "sequence"))
+    for rec in records:                  # each entry: the line infill run --json prints
+        notes: list[str] = list(req._notes)
+        if rec.error is not None:
+            out.append((rec, None, notes, rec.error))
             continue
         try:
-            job, read = text_job(req, rec.sequence, model, config, catalog, limits)
+            job, read = text_job(rec.text, model, request, catalog, limits)
         except InfillError as e:
             out.append((rec, None, notes, str(e).splitlines()[0]))
             continue
         out.append((rec, job, notes + read, None))
-    return model, effective_config(config, req.top_k), out
+    return model, request, defaults, out
 
 
 async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
@@ -66,17 +66,19 @@ async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     """The answer to a request for every record (module docstring). ``wait`` awaits one
     queued job's result (the app's client-aware wait): a client that leaves or a queue past
     ``max_wait_s`` fails the whole request and cancels the records still queued."""
-    model, config, items = record_jobs(req, catalog, limits, default_model)
+    model, request, defaults, items = record_jobs(req, catalog, limits, default_model)
     futures: list[Future | None] = []
     try:
         for _, job, _, _ in items:
             futures.append(None if job is None else worker.submit(job))
         entries = []
         for (rec, job, notes, error), fut in zip(items, futures):
-            result = FillResult(rec.sequence, [], error) if fut is None else \
+            result = FillResult(None, [], error) if fut is None else \
                 await _result(wait, fut, job.text)
-            result.defaults = request_defaults(req, model)[1]
-            out = result.to_json(model, config, req.gap if job is None else job.gap, rec.id)
+            result.defaults, result.model, result.id = defaults, model, rec.id
+            result.config = request.decode
+            result.gap = request.gap if job is None else job.gap
+            out = result.to_json()
             entries.append({**out, "notes": notes + out["notes"], "header": rec.header})
     finally:
         for fut in futures:               # nothing left queued for a request that failed

@@ -3,7 +3,7 @@
 Body (JSON object; every field but ``text`` optional, defaults as ``infill run``)::
 
     {"text": "...", "model": "builtin:english", "gap": 1, "marker": "___", "scorer": "hcb",
-     "order": "left-to-right", "beam": 5, "top_k": 5, "pivot": null, "seed": 0, "id": null,
+     "order": "left-to-right", "beam_size": 5, "top_k": 5, "pivot": null, "seed": 0, "id": null,
      "region": null, "record": 1}
 
 ``text`` may be FASTA: ``record`` (1-based) picks the record to fill, the first by default;
@@ -14,8 +14,8 @@ A scorer or order left out is the model's recommended default (the answer's ``co
 
 ``model`` defaults to the server's default model (its first ``--model``, else builtin:english);
 ``pivot`` is a token or a list of one token per gap position; ``id`` is echoed in the answer.
-Types are strict (``"beam": "5"`` is refused; ``beam_size``, the API's and ``--json``'s
-name, is accepted for ``beam``) and unknown fields are errors, so a typo never
+Types are strict (``"beam_size": "5"`` is refused; the old spelling ``beam`` is read with a
+note in the answer, until 0.3.0) and unknown fields are errors, so a typo never
 passes silently. For models that fill characters (Greek editions) the text's Leiden sigla are
 converted first, as ``infill run`` does
 (:mod:`infill.data.leiden`).
@@ -27,24 +27,27 @@ field here; their ranges and choices are checked by DecodeConfig's own rules.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any, Literal
 
-from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, ValidationError, create_model,
-                      field_validator)
+from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
+                      create_model, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
-from infill.api import effective_config
 from infill.config import DecodeConfig
-from infill.defaults import resolve_defaults, resolve_gap, resolve_length_score
+from infill.defaults import Defaults, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
-from infill.jobs.inputs import Input, read_leiden, reads_leiden
+from infill.jobs.fill import FillRequest as FillJob
+from infill.jobs.fill import prepare
+from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.worker import Job
 
-__all__ = ["FillRequest", "NOT_SERVED", "JSON_NAMES", "build_job", "check_request",
-           "decode_config", "decoding_fields", "parse_request", "text_job"]
+__all__ = ["FillRequest", "NOT_SERVED", "DEPRECATED_NAMES", "OldNames", "validate_body", "build_job", "check_request",
+           "decode_config", "decoding_fields", "fill_request", "parse_request",
+           "request_defaults", "text_job"]
 
 MAX_MARKER = 32
 NOT_SERVED = {"decoder": "AG's K x K tables and iterations have no server limit yet",
@@ -58,8 +61,10 @@ NOT_SERVED = {"decoder": "AG's K x K tables and iterations have no server limit 
               "joint_size": "AG only (see decoder)", "ag_iterations": "AG only (see decoder)"}
 """The decoding options (:class:`DecodeConfig`'s fields) the server does not take, each with why.
 Every other field of DecodeConfig is a field of the request, by construction."""
-JSON_NAMES = {"beam_size": "beam"}
-"""A decoding option whose JSON field has another name (its API name is accepted too)."""
+DEPRECATED_NAMES = {"beam": "beam_size"}
+"""An old JSON spelling -> its field (the API's name): still read, with a note in the answer
+(until 0.3.0, CHANGELOG.md)."""
+_OLD_NAMES: ContextVar[list[str] | None] = ContextVar("old_names", default=None)
 JSON_TYPES: dict[str, Any] = {"pivot": str | list[str] | None}
 """A JSON type wider than the option's rules say (a pivot per gap position: a list)."""
 
@@ -75,14 +80,42 @@ def decoding_fields(not_served=NOT_SERVED) -> dict[str, tuple[Any, Any]]:
         if name in not_served:
             continue
         kind = JSON_TYPES.get(name, spec.kind | None if spec.optional else spec.kind)
-        json_name = JSON_NAMES.get(name, name)
-        alias = {} if json_name == name else \
-            {"validation_alias": AliasChoices(json_name, name)}
-        out[json_name] = (kind, Field(defaults[name].default, description=spec.help, **alias))
+        old = [o for o, new in DEPRECATED_NAMES.items() if new == name]
+        alias = {"validation_alias": AliasChoices(name, *old)} if old else {}
+        out[name] = (kind, Field(defaults[name].default, description=spec.help, **alias))
     return out
 
 
-class _Body(BaseModel):
+class OldNames(BaseModel):
+    """A request body that still reads the old spellings (:data:`DEPRECATED_NAMES`), noting
+    each one used (:func:`deprecation_notes`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data):
+        if isinstance(data, dict):
+            for old, new in DEPRECATED_NAMES.items():
+                if old in data and new in data:
+                    raise PydanticCustomError("spelling", f"give '{new}' only ('{old}' is its "
+                                              "deprecated spelling)")
+                if old in data and _OLD_NAMES.get() is not None:
+                    _OLD_NAMES.get().append(old)
+        return data
+
+
+def validate_body(model: type[BaseModel], body: bytes) -> tuple[BaseModel, list[str]]:
+    """``body`` validated as ``model`` and a note per deprecated spelling it used."""
+    token = _OLD_NAMES.set([])
+    try:
+        req = model.model_validate_json(body)
+        used = _OLD_NAMES.get()
+    finally:
+        _OLD_NAMES.reset(token)
+    return req, [f"'{old}' is deprecated: send '{DEPRECATED_NAMES[old]}' (the old spelling is "
+                 "read until 0.3.0)" for old in used]
+
+
+class _Body(OldNames):
     """What a request holds besides the decoding options (:data:`FillRequest`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -95,6 +128,7 @@ class _Body(BaseModel):
     id: str | None = None
     region: str | None = None
     record: int | Literal["all"] = 1
+    _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("record", mode="before")
     @classmethod
@@ -111,14 +145,14 @@ FillRequest = create_model("FillRequest", __base__=_Body, __module__=__name__,
 
 def decode_config(req: BaseModel, not_served=NOT_SERVED) -> DecodeConfig:
     """The request's decoding options (checked by DecodeConfig's rules)."""
-    return DecodeConfig(**{name: getattr(req, JSON_NAMES.get(name, name))
+    return DecodeConfig(**{name: getattr(req, name)
                            for name, _ in described(DecodeConfig) if name not in not_served})
 
 
 def parse_request(body: bytes) -> FillRequest:
     """The body as a :class:`FillRequest`; :class:`InputError` (one line) when it is not."""
     try:
-        return FillRequest.model_validate_json(body)
+        req, notes = validate_body(FillRequest, body)
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
         if err["type"] == "json_invalid":
@@ -127,18 +161,24 @@ def parse_request(body: bytes) -> FillRequest:
         where = ".".join(str(part) for part in err["loc"]) or "request body"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
         raise InputError(f"{where}: {err['msg']}{more}") from None
+    req._notes = notes
+    return req
+
+
+def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) -> FillJob:
+    """The request as the jobs layer's fill request (what ``infill run`` builds from its
+    options): options left out stay None, for :func:`~infill.defaults.resolve_fill`."""
+    config = decode_config(req) if config is None else config
+    fields = dict(decode=config, top_k=req.top_k, gap=getattr(req, "gap", None),
+                  marker=getattr(req, "marker", "___"), region=getattr(req, "region", None))
+    return FillJob(**{**fields, **changes})
 
 
 def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
-    """``(config, Defaults)``: the model's recommended scorer, order, gap length (and how its
-    lengths are ranked) for what the request left out, as ``infill run`` resolves them (:mod:`infill.defaults`)."""
-    if config is None:
-        config = DecodeConfig(scorer=req.scorer, order=req.order)
-    chosen = {k for k in ("scorer", "order") if k in req.model_fields_set
-              and getattr(req, k) is not None}        # "scorer": null asks for the default
-    config, defaults = resolve_defaults(model, config, chosen)
-    gap, defaults = resolve_gap(req.gap, defaults)
-    return config, resolve_length_score(None, gap, defaults)[1]
+    """``(request, Defaults)``: the request resolved as every fill is
+    (:func:`~infill.defaults.resolve_fill`: the model's recommendations for what it left out,
+    the beam raised to ``top_k``)."""
+    return resolve_fill(model, fill_request(req, config))
 
 
 def _gap(req: FillRequest, limits: Limits) -> None:
@@ -155,24 +195,17 @@ def _gap(req: FillRequest, limits: Limits) -> None:
 
 def _record(text: str, record: int) -> tuple[str, list[str]]:
     """The text to fill: ``text`` itself, or the ``record``-th record of FASTA text (with a note
-    naming it)."""
-    from infill.data.fasta import is_fasta, parse_fasta
-    if not is_fasta(text):
+    naming it), read as ``infill run`` reads its inputs (:func:`text_inputs`)."""
+    inputs = text_inputs(text, "the FASTA text")
+    if inputs[0].header is None:            # not FASTA: the text itself
         return text, []
-    records = parse_fasta(text, "the FASTA text", keep_empty=True)   # numbered as the picker
-    if not 1 <= record <= len(records):
-        raise InputError(f"record {record} asked for, but the FASTA text has {len(records)} "
+    if not 1 <= record <= len(inputs):
+        raise InputError(f"record {record} asked for, but the FASTA text has {len(inputs)} "
                          "record(s)")
-    rec = records[record - 1]
-    if not rec.sequence:
+    rec = inputs[record - 1]
+    if rec.text is None:
         raise InputError(f"FASTA record {record} ({rec.header}) has no sequence")
-    return rec.sequence, [f"FASTA: filled record {record} of {len(records)} ({rec.header})"]
-
-
-def _region(text: str, region: str) -> str:
-    """``text`` with the IMGT ``region`` masked (antibody models: :func:`check_request`)."""
-    from infill.data.regions import mask_region
-    return mask_region(text, region)
+    return rec.text, [f"FASTA: filled record {record} of {len(inputs)} ({rec.header})"]
 
 
 def _within(value: int, what: str, high: int) -> int:
@@ -182,10 +215,10 @@ def _within(value: int, what: str, high: int) -> int:
 
 
 def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-                  default_model: str) -> tuple[str, DecodeConfig]:
-    """The model and decoding options a request asks for, checked against this server's limits
-    (what holds for every text of the request). Raises :class:`InputError` /
-    :class:`ConfigError` / :class:`TooLarge`."""
+                  default_model: str) -> tuple[str, FillJob, Defaults]:
+    """The model and the resolved fill request (and which options took the model's defaults),
+    checked against this server's limits (what holds for every text of the request). Raises
+    :class:`InputError` / :class:`ConfigError` / :class:`TooLarge`."""
     model = catalog.check(req.model if req.model is not None else default_model)
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
@@ -194,46 +227,36 @@ def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     if not req.marker or len(req.marker) > MAX_MARKER:
         raise InputError(f"the gap marker must have 1 to {MAX_MARKER} characters")
     _gap(req, limits)
-    _within(req.beam, "beam", limits.max_beam)
+    _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
-    if req.region is not None and catalog.family(model) != "antibody":
-        raise InputError(f"region is for antibody models (this model's family: "
-                         f"{catalog.family(model)})")
-    config, _ = request_defaults(req, model, decode_config(req))
-    return model, config
+    request, defaults = request_defaults(req, model)
+    return model, request, defaults
 
 
-def text_job(req: FillRequest, text: str, model: str, config: DecodeConfig,
-             catalog: ModelCatalog, limits: Limits) -> tuple[Job, list[str]]:
+def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
+             limits: Limits) -> tuple[Job, list[str]]:
     """The :class:`Job` filling ``text`` (the request's text or one FASTA record of it) and notes
-    on how it was read: the ``region`` masked, Leiden sigla converted (models that fill
-    characters, :func:`infill.jobs.inputs.reads_leiden`, as ``infill run`` does)."""
-    notes: list[str] = []
-    if req.region is not None:
-        text = _region(text, req.region)
-    gap = resolve_gap(req.gap, request_defaults(req, model, config)[1])[0]
-    if reads_leiden(catalog.unit(model)):      # the same reading as ``infill run``'s
-        read, = read_leiden([Input("1", text)], req.marker, gap)
-        if read.error is not None:
-            raise InputError(read.error)
-        text, notes = read.text, list(read.notes)
-        if read.gap is not None:  # [c.3]: every length of its range, one entry per marker
-            gap = tuple(read.gap)
-        if len(text) > limits.max_text:
-            raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(text)} "
-                           f"characters (limit {limits.max_text})")
-    return Job(model, effective_config(config, req.top_k), gap, req.marker, text,
-               req.top_k), notes
+    on how it was read -- by the jobs layer, as ``infill run`` reads it
+    (:func:`~infill.jobs.fill.prepare`: the ``region`` masked, Leiden sigla converted)."""
+    (read,), _ = prepare(catalog.unit(model), [Input("1", text)], request)
+    if read.error is not None:
+        raise InputError(read.error)
+    if len(read.text) > limits.max_text:
+        raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(read.text)} "
+                       f"characters (limit {limits.max_text})")
+    gap = request.gap if read.gap is None else tuple(read.gap)   # [c.3]: its whole range
+    return Job(model, request.decode, gap, request.marker, read.text, request.top_k), \
+        list(read.notes)
 
 
 def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-              default_model: str) -> tuple[Job, list[str]]:
-    """The :class:`Job` a request asks for, and notes on how its text was read (the FASTA
-    record, Leiden). Raises :class:`InputError` / :class:`ConfigError` / :class:`TooLarge` for
-    what this server cannot take."""
-    model, config = check_request(req, catalog, limits, default_model)
+              default_model: str) -> tuple[Job, list[str], Defaults]:
+    """The :class:`Job` a request asks for, notes on how its text was read (the FASTA record,
+    Leiden) and the defaults it took. Raises :class:`InputError` / :class:`ConfigError` /
+    :class:`TooLarge` for what this server cannot take."""
+    model, request, defaults = check_request(req, catalog, limits, default_model)
     if req.record == "all":
         raise InputError("record 'all' is answered per record (fill_records), not as one job")
     text, notes = _record(req.text, req.record)
-    job, read = text_job(req, text, model, config, catalog, limits)
-    return job, notes + read
+    job, read = text_job(text, model, request, catalog, limits)
+    return job, req._notes + notes + read, defaults

@@ -253,12 +253,8 @@ class BatchWorker:
         self.largest = max(self.largest, len(items))
         for (j, fut), res in zip(items, results):
             self.served += 1
-            notes = list(res.notes)
-            if res.windows:
-                notes.append(f"longer than the model's maximum length ({model.max_length} "
-                             "tokens): decoded in the longest context window centred on the gaps")
             fut.set_result(dataclasses.replace(
-                res, completions=res.completions[:j.top_k], notes=notes,
+                res, completions=res.completions[:j.top_k],
                 error=None if res.error is None else _public(res.error, model, j.model)))
 
 

@@ -506,7 +506,8 @@ class Trainer:
         # 0 at its last step, when a finished run is extended with more --steps)
         for group, base in zip(self.opt.param_groups, self.sched.base_lrs):
             group["lr"] = base * self.sched.lr_lambdas[0](self.sched.last_epoch)
-        self.step, self.history = ck["step"], list(ck["history"])
+        self.step = ck["step"]
+        self.history = [e for e in ck["history"] if self._planned(e["step"])]
         self.elapsed_before, self.cpu_before = ck["elapsed"], ck.get("cpu_elapsed", 0.0)
         # the plan (steps / epochs) is this run's: the same options continue the saved run
         # exactly; more steps extend it (the learning-rate schedule is stretched accordingly)
@@ -515,6 +516,12 @@ class Trainer:
         with open(self.out / LOG, "w") as f:       # drop entries logged after the checkpoint
             for entry in self.history:
                 f.write(json.dumps(entry) + "\n")
+
+    def _planned(self, step: int) -> bool:
+        """Whether an uninterrupted run logs validation at ``step``: the untrained model, every
+        ``eval_every`` steps and the last (a stopped run's row at its stop step is not; a
+        resumed run drops it, so that its log equals an uninterrupted run's)."""
+        return step == 0 or step % self.cfg.eval_every == 0 or step == self.total
 
     def save_checkpoint(self) -> None:
         _atomic_save({"model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
@@ -647,7 +654,7 @@ class Trainer:
         a second Ctrl-C stops at once without saving (the last checkpoint stays)."""
         if self.cfg.resume:
             self.restore()
-        if self.step == 0:          # the untrained model's validation numbers, for reference
+        if not self.history:        # the untrained model's validation numbers, for reference
             self.evaluate(None)
         bar = progress_bar(total=self.total, initial=self.step, enabled=self.cfg.progress,
                            desc=f"train {self.family.name}", unit="step")

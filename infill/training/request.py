@@ -15,6 +15,7 @@ from typing import Any
 
 from infill.errors import ConfigError
 from infill.fields import MAX_SEED, Request, Spec, option
+from infill.names import DTYPE_SPELLINGS
 
 __all__ = ["TrainRequest", "TrainConfig", "ModelOptions", "MASKINGS", "SCHEMES", "CLOCKS",
            "TRAIN_DTYPES"]
@@ -25,7 +26,7 @@ SCHEMES = ("bert", "plain")
 """bert: masked inputs 80% mask / 10% random / 10% kept; plain: all mask."""
 CLOCKS = ("wall", "cpu")
 """What a time budget measures: elapsed seconds, or this process's CPU seconds."""
-TRAIN_DTYPES = ("float32", "fp32", "bf16", "bfloat16", "fp16", "float16")
+TRAIN_DTYPES = DTYPE_SPELLINGS
 """Names of a training precision (fp16 is named, to be refused with the reason)."""
 
 

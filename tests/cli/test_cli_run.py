@@ -195,3 +195,17 @@ def test_bf16_is_native_where_onednn_says_so(monkeypatch):
     import infill.models.device as device
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
     assert device.cpu_supports_bf16() is True
+
+
+def test_a_text_starting_with_a_dash_is_told_to_go_after_double_dash(runner):
+    """A Leiden text opening with a lost stretch (- - -) is not an option: the error says how
+    to give it, and given after -- it is restored."""
+    text = "- - -ος ἀνέθη[.]εν"
+    r = runner.invoke(main, ["run", "-m", "builtin:greek", text])
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("Error: No such option '- '.")
+    assert f"(a text that starts with '-' goes after --: main run -- '{text}')" in r.stderr
+    assert "goes after --" not in runner.invoke(main, ["run", "--nosuch", "x"]).stderr
+    r = runner.invoke(main, ["run", "-m", "builtin:greek", "-k", "1", "--", text])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[2].endswith("- - -ος ἀνέθηκεν")

@@ -206,7 +206,7 @@ def test_run_with_any_text(runner, models, kind, data):
 TEXT_COMMANDS = {
     "sample": ["sample", "--json", "--epochs", "2", "--chains", "2"],
     "rescore": ["rescore", "--json"],
-    "joint": ["joint", "--json", "--joint-size", "4", "--iterations", "3"],
+    "joint": ["joint", "--json", "--joint-size", "4", "--ag-iterations", "3"],
 }
 
 
@@ -253,7 +253,7 @@ def test_joint_data_file_in_any_encoding(runner, bert_dir, tmp_path_factory, dat
     f = mkfile(tmp_path_factory, f"data{suffix}", data)
     check(runner.invoke(main, ["joint", "-m", bert_dir, "--data", str(f), "--no-progress",
                                "--json", "--examples", "2", "--joint-size", "4",
-                               "--iterations", "3"]), json_out=True)
+                               "--ag-iterations", "3"]), json_out=True)
 
 
 @HEAVY
@@ -286,7 +286,7 @@ def test_file_arguments_with_any_name(runner, bert_dir, tmp_path_factory, name, 
             "train": ["train", "greek", name, "--out", out, "--no-progress", *TRAIN_TINY,
                       "--steps", "1"],
             "joint": ["joint", "-m", bert_dir, "--data", name, "--no-progress", "--examples", "2",
-                      "--joint-size", "4", "--iterations", "3"]}[command]
+                      "--joint-size", "4", "--ag-iterations", "3"]}[command]
     check(runner.invoke(main, args))
 
 
@@ -398,7 +398,7 @@ def test_bench_with_extreme_options(runner, bert_dir, tmp_path_factory, opt, val
 
 
 @HEAVY
-@given(opt=st.sampled_from(["--examples", "--joint-size", "--iterations", "--pairs-per-text",
+@given(opt=st.sampled_from(["--examples", "--joint-size", "--ag-iterations", "--pairs-per-text",
                             "--min-tokens", "--top-k", "--batch-size", "--gap"]),
        value=EXTREME_INTS, tol=EXTREME_FLOATS, text_mode=st.booleans())
 def test_joint_with_extreme_options(runner, bert_dir, tmp_path_factory, opt, value, tol,
@@ -407,7 +407,7 @@ def test_joint_with_extreme_options(runner, bert_dir, tmp_path_factory, opt, val
     data.write_text("the cat sat on the mat\nthe dog sat on the cat\n")
     source = ["the ___ ___ on the mat"] if text_mode else ["--data", str(data)]
     r = runner.invoke(main, ["joint", "-m", bert_dir, *source, "--no-progress", "--json",
-                             "--iterations", "3", "--examples", "2", opt, value,
+                             "--ag-iterations", "3", "--examples", "2", opt, value,
                              "--converged-tol", tol])
     check(r, json_out=True)
     if tol.lstrip("-").lower() in ("nan", "inf", "infinity", "1e309", "0", "-1"):
@@ -494,9 +494,9 @@ def command_args(command: str, model: str, tmp: Path) -> list[str]:
         "rescore": ["rescore", "-m", model, "--json", "the cat sat"],
         "bench": ["bench", str(data), "-m", model, "--out", str(tmp / "bench"), "--no-progress",
                   "--json", "--methods", "hcb-l2r", "--gaps", "1"],
-        "joint-text": ["joint", "-m", model, "--json", "--iterations", "3", "the ___ ___ sat"],
+        "joint-text": ["joint", "-m", model, "--json", "--ag-iterations", "3", "the ___ ___ sat"],
         "joint-data": ["joint", "-m", model, "--data", str(data), "--json", "--no-progress",
-                       "--examples", "2", "--iterations", "3", "--out", str(tmp / "joint")],
+                       "--examples", "2", "--ag-iterations", "3", "--out", str(tmp / "joint")],
         "train": ["train", "greek", str(tmp / "c.txt"), "--out", str(tmp / "train"),
                   "--no-progress", "--json", *TRAIN_TINY, "--steps", "1"],
         "serve": ["serve", "-m", model],

@@ -104,7 +104,7 @@ def raw(host, port, data: bytes) -> socket.socket:
 
 def request_bytes(text: str) -> bytes:
     body = json.dumps({"text": text}).encode()
-    return (b"POST /api/fill HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    return (b"POST /api/fill HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
@@ -185,8 +185,9 @@ def test_the_worker_refuses_jobs_that_waited_past_the_bound(bert_dir):
 
 def test_a_body_cut_short_is_one_log_line(serve, caplog):
     host, port, worker, gate = serve()
-    s = raw(host, port, b"POST /api/fill HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                        b"\r\nContent-Length: 1000\r\n\r\n{\"text\": \"the")
+    s = raw(host, port, b"POST /api/fill HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                        b"{\"text\": \"the")
     time.sleep(0.2)
     s.close()
     until(lambda: any("while sending" in r.getMessage() for r in caplog.records), "the log line")

@@ -119,15 +119,15 @@ def _printed_table(output: str) -> dict[str, list[str]]:
 
 def test_cli_table_json_markdown_png(bert_dir, data_file, hf, tmp_path):
     out = tmp_path / "out"
-    args = ["--model", bert_dir, "--data", data_file, "--scheme", "random", "-n", "5",
-            "--joint-size", "5", "--iterations", "20", "--seed", "1", "--no-progress",
+    args = ["--model", bert_dir, "--data", data_file, "--pair-scheme", "random", "-n", "5",
+            "--joint-size", "5", "--ag-iterations", "20", "--seed", "1", "--no-progress",
             "--device", "cpu"]
     r = _run(args + ["--out", str(out)])
     assert r.exit_code == 0, r.output
     rows = _printed_table(r.output)
     assert list(rows) == ["MLM", "MRF-L", "MRF", "HCB", "AG"]
     data = json.loads((out / "joint.json").read_text())
-    assert data["settings"]["n"] == 5 and data["settings"]["scheme"] == "random"
+    assert data["settings"]["n"] == 5 and data["settings"]["pair_scheme"] == "random"
     for name, cells in rows.items():
         t = data["table"][name]
         assert cells == [f"{t['U-PPL']:.3f}", f"{t['P-PPL']:.3f}", f"{t['A-KL']:.4f}",
@@ -149,8 +149,8 @@ def test_cli_table_json_markdown_png(bert_dir, data_file, hf, tmp_path):
 
 
 def test_cli_contiguous(bert_dir, data_file, tmp_path):
-    r = _run(["--model", bert_dir, "--data", data_file, "--scheme", "contiguous", "--examples", "3",
-              "--joint-size", "4", "--iterations", "5", "--out", str(tmp_path), "--no-progress",
+    r = _run(["--model", bert_dir, "--data", data_file, "--pair-scheme", "contiguous", "--examples", "3",
+              "--joint-size", "4", "--ag-iterations", "5", "--out", str(tmp_path), "--no-progress",
               "--device", "cpu"])
     assert r.exit_code == 0, r.output
     data = json.loads((tmp_path / "joint.json").read_text())
@@ -183,9 +183,9 @@ def test_cli_text_mode_prints_top_pairs(bert_dir, hf):
 @pytest.mark.parametrize("args, message", [
     (["the cat ___ on the mat"], "exactly two gap tokens"),
     (["--data", "/nonexistent/file.txt"], "data file not found"),
-    (["-n", "0", "--data", "x"], "--examples must be at least 1"),
+    (["-n", "-1", "--data", "x"], "-1"),
     (["--converged-tol", "-1", "--data", "x"], "'--converged-tol': -1.0 is not in the range"),
-    (["--data", "x", "the ___ ___"], "either TEXT or --data"),
+    (["--data", "x", "the ___ ___"], "either a text (TEXT) or --data"),
 ])
 def test_cli_errors_are_one_line(bert_dir, args, message):
     r = CliRunner().invoke(joint, ["--model", bert_dir, "--device", "cpu"] + args)
@@ -200,7 +200,7 @@ def test_cli_bad_model_and_registration(tmp_path):
     assert r.exit_code == 2 and "Error:" in r.output and "Traceback" not in r.output
     from infill_cli.main import main
     r = CliRunner().invoke(main, ["joint", "--help"])
-    assert r.exit_code == 0 and "--joint-size" in r.output and "--scheme" in r.output
+    assert r.exit_code == 0 and "--joint-size" in r.output and "--pair-scheme" in r.output
 
 
 def test_held_out_sources(bert_dir, hf, data_file):
@@ -316,7 +316,7 @@ def test_cli_data_mode_long_lines(bert_dir, hf, tmp_path):
     f.write_text("\n".join(LINES[:3] + [LINES[0] + " on the mat" * 8,
                                         LINES[1] + " on the mat" * 9]) + "\n")
     args = ["--model", bert_dir, "--data", str(f), "-n", "5", "--joint-size", "4",
-            "--iterations", "5", "--no-progress", "--device", "cpu", "--json"]
+            "--ag-iterations", "5", "--no-progress", "--device", "cpu", "--json"]
     r = _run(args)
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)

@@ -26,7 +26,7 @@ from infill.models.base import pad_batch
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("antiberty") is None or importlib.util.find_spec("anarcism") is None,
-    reason='antibody tests need antiberty==0.1.3 and anarcism: pip install "infill[antibody]"')
+    reason='antibody tests need antiberty==0.1.3 and anarcism: pip install "infill-mlm[antibody]"')
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "antibody"
 STANDARD = set("ACDEFGHIKLMNPQRSTVWY")
@@ -174,7 +174,7 @@ def test_converted_directory_is_a_plain_hf_model(antiberty, cache):
 def test_missing_package_and_offline_download_messages(monkeypatch, tmp_path):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "antiberty" else real(n, *a))
-    with pytest.raises(ModelLoadError, match=re.escape('pip install "infill[antibody]"')):
+    with pytest.raises(ModelLoadError, match=re.escape('pip install "infill-mlm[antibody]"')):
         antibody.download("antiberty")
     monkeypatch.undo()
 

@@ -15,7 +15,11 @@ DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 def test_protein_builtin_says_it_knows_one_family_everywhere_models_are_listed():
     r = CliRunner().invoke(main, ["models"])
     assert r.exit_code == 0, r.output
-    line = next(x for x in r.output.splitlines() if x.startswith("builtin:protein"))
+    lines = r.output.splitlines()        # the row, then its description wrapped under it
+    start = next(i for i, x in enumerate(lines) if x.startswith("builtin:protein"))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith(" ")),
+               len(lines))
+    line = " ".join(x.strip() for x in lines[start:end])
     assert "ONE protein family only, HypF/AcyP" in line and "ESM2" in line
     rows = {x["name"]: x for x in map(json.loads, CliRunner().invoke(
         main, ["models", "--json"]).output.splitlines())}

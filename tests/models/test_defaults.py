@@ -48,20 +48,23 @@ def test_malformed_defaults_name_the_file(tmp_path, content):
 
 
 def test_resolve_keeps_what_the_user_chose(greek_dir):
-    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(beam_size=7), chosen=())
+    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(beam_size=7))
     assert (cfg.scorer, cfg.order, cfg.beam_size) == ("standard", "best-to-worst", 7)
     assert used.values == {"scorer": "standard", "order": "best-to-worst"}
     assert used.line() == ("scorer: standard, order: best-to-worst (" + str(greek_dir)
                            + "'s defaults: best top-1 on its test split)")
-    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(scorer="hcb"),
-                                 chosen={"scorer"})
+    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(scorer="hcb"))
     assert (cfg.scorer, cfg.order) == ("hcb", "best-to-worst")
     assert used.line().startswith("order: best-to-worst (") and "'s default: " in used.line()
+    # an explicit choice wins, even when it equals infill's own default
+    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(order="left-to-right"))
+    assert (cfg.scorer, cfg.order) == ("standard", "left-to-right") and list(used.values) == \
+        ["scorer"]
     # a sampling baseline scores with the standard update; AG has neither scorer nor order
-    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(sampling="pure"), ())
-    assert cfg.scorer is None and cfg.scorer_name == "standard" and list(used.values) == ["order"]
-    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(decoder="ag"), ())
-    assert used.values == {} and used.line() == ""
+    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(sampling="pure"))
+    assert cfg.scorer == "standard" and list(used.values) == ["order"]
+    cfg, used = resolve_defaults(str(greek_dir), infill.DecodeConfig(decoder="ag"))
+    assert used.values == {} and used.line() == "" and cfg.scorer is None
 
 
 def test_fill_uses_the_recommendation(greek):
@@ -70,9 +73,13 @@ def test_fill_uses_the_recommendation(greek):
     assert [(c.text, c.score) for c in auto.completions] == \
         [(c.text, c.score) for c in explicit]
     assert auto.defaults.values == {"scorer": "standard", "order": "best-to-worst"}
+    assert (auto.config.scorer, auto.config.order) == ("standard", "best-to-worst")
     hcb = infill.fill(greek, TEXT, top_k=3, scorer="hcb", order="best-to-worst")[0]
     assert [c.score for c in hcb] != [c.score for c in explicit]     # the choice matters here
-    cfg = infill.DecodeConfig(scorer="hcb")          # a config states its order; scorer given
+    cfg = infill.DecodeConfig(scorer="hcb")          # the order left out: the model's
+    assert infill.fill_each(greek, [TEXT], config=cfg)[0].defaults.values == \
+        {"order": "best-to-worst"}
+    cfg = infill.DecodeConfig(scorer="hcb", order="left-to-right")
     assert infill.fill_each(greek, [TEXT], config=cfg)[0].defaults.values == {}
 
 
@@ -89,9 +96,9 @@ def test_cli_json_and_status_line(greek_dir, monkeypatch):
     r = CliRunner().invoke(main, ["run", "--model", str(greek_dir), TEXT])
     assert r.exit_code == 0, r.output
     status, *legend = r.stderr.splitlines()
-    assert status == (f"scorer: standard, order: best-to-worst ({greek_dir}'s "
-                      "defaults: best top-1 on its test split)")
-    assert len(legend) == 1 and legend[0].startswith("score: ")  # the table's columns, explained once
+    assert status.startswith("defaults: scorer standard, order best-to-worst (")  # short: the
+    assert len(status) <= 100 and "best top-1" not in status        # why is in --json
+    assert legend[0].startswith("score: ")          # the table's columns, the first time
 
 
 def test_builtin_label(greek_dir, monkeypatch):

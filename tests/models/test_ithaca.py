@@ -421,10 +421,12 @@ def test_decode_takes_the_gaps_when_the_mask_is_also_a_text_symbol():
     enc = lm.encode("ειπε- " + case["input"])
     assert lm.mask_in_text and len([t for t in enc.input_ids if t == lm.mask_id]) == 3
     config = infill.DecodeConfig(scorer="standard", beam_size=5)
-    hyps = infill.decode(lm, enc.input_ids, config, gaps=enc.positions)
+    hyps = infill.decode(lm, enc.input_ids, config, positions=enc.positions)
+    with pytest.warns(DeprecationWarning, match="positions"):       # the old name still reads
+        assert infill.decode(lm, enc.input_ids, config, gaps=enc.positions) == hyps
     filled = infill.fill(lm, "ειπε- " + case["input"], top_k=5, config=config)[0]
     assert [list(h.tokens) for h in hyps] == [list(c.tokens) for c in filled]
     assert [h.score for h in hyps] == pytest.approx([c.score for c in filled])
     assert len(infill.decode(lm, enc.input_ids, config)[0].tokens) == 3
-    with pytest.raises(infill.InputError, match="gaps must be"):
-        infill.decode(lm, enc.input_ids, config, gaps=[["x"]])
+    with pytest.raises(infill.InputError, match="positions must be"):
+        infill.decode(lm, enc.input_ids, config, positions=[["x"]])

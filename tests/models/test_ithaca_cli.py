@@ -104,7 +104,7 @@ def test_serve_lists_and_uses_a_checkpoint(monkeypatch, lm):
     apps = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: apps.append(app))
     invoke("serve", "--model", CKPT, "--device", "cpu")
-    with TestClient(apps[0]) as client:
+    with TestClient(apps[0], base_url="http://127.0.0.1:8000") as client:
         rows = {r["name"]: r for r in client.get("/api/models").json()}
         assert rows[CKPT]["family"] == "greek" and rows[CKPT]["status"] == "loaded"
         got = client.post("/api/fill", json={"text": ONE["input"], "model": CKPT,

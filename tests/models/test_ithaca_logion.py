@@ -2,7 +2,7 @@
 beside Ithaca: a tiny one is made here (tokenizers' WordPiece trainer on Greek lines +
 BertForMaskedLM with random weights), saved, and loaded through :func:`infill.load_model`.
 
-What the README says of such models is checked: a gap is counted in word pieces (``___`` =
+What docs/MODELS.md says of such models is checked: a gap is counted in word pieces (``___`` =
 ``--gap`` word pieces, or the tokenizer's own ``[MASK]``); ``?`` and Leiden sigla are ordinary
 text to them (the CLI converts Leiden sigla for character models only) and a note says so."""
 from __future__ import annotations

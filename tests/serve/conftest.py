@@ -18,6 +18,8 @@ import pytest
 NEEDS_SERVE = "infill serve needs the 'serve' extra (fastapi, uvicorn)"
 MODELS = ("builtin:english", "builtin:greek")
 STARTUP_TIMEOUT = 60.0
+LOCAL = "http://127.0.0.1:8000"
+"""The base URL of in-process clients: the app answers requests that name its own host."""
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +37,7 @@ def client(catalog):
     from fastapi.testclient import TestClient
 
     from infill.serve.app import create_app
-    with TestClient(create_app(catalog), raise_server_exceptions=False) as c:
+    with TestClient(create_app(catalog), raise_server_exceptions=False, base_url=LOCAL) as c:
         yield c
 
 
@@ -44,13 +46,16 @@ def expected(catalog, model: str, text: str, *, gap=None, marker: str = "___",
     """What ``infill run --json`` prints for one input: a direct ``fill_each`` call (the options
     not given, the gap's length included, take the model's recommended defaults, as in
     ``infill run``)."""
-    from infill import DecodeConfig, fill_each
-    from infill.api import effective_config
-    from infill.defaults import resolve_defaults, resolve_gap
-    cfg, used = resolve_defaults(model, DecodeConfig(**options), chosen=set(options))
+    from infill import fill_each
     res = fill_each(catalog.get(model), [text], gap=gap, top_k=top_k, marker=marker, **options)[0]
-    gap, _ = resolve_gap(gap, used)
-    return json.loads(json.dumps(res.to_json(model, effective_config(cfg, top_k), gap, id)))
+    res.model, res.id = model, id                # what the job knows besides the model object
+    return json.loads(json.dumps(res.to_json()))
+
+
+@pytest.fixture(scope="session")
+def local_url():
+    """:data:`LOCAL` for the tests."""
+    return LOCAL
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,7 @@ def test_defaults_are_infill_runs(client, catalog):
 
 def test_options_reach_the_decoder(client, catalog, expected_fn):
     body = {"text": "All the world's a ___, and all the men merely players.", "gap": 2,
-            "scorer": "standard", "order": "best-to-worst", "beam": 6, "top_k": 3, "seed": 7}
+            "scorer": "standard", "order": "best-to-worst", "beam_size": 6, "top_k": 3, "seed": 7}
     got = client.post("/api/fill", json={**body, "model": "builtin:english"})
     assert got.status_code == 200
     assert got.json() == expected_fn(catalog, "builtin:english", body["text"], gap=2, top_k=3,
@@ -39,7 +39,7 @@ def test_options_reach_the_decoder(client, catalog, expected_fn):
 
 
 def test_default_model_and_top_k_above_beam(client, catalog, expected_fn):
-    got = client.post("/api/fill", json={"text": ENGLISH, "top_k": 7, "beam": 2}).json()
+    got = client.post("/api/fill", json={"text": ENGLISH, "top_k": 7, "beam_size": 2}).json()
     assert got["model"] == "builtin:english" and got["config"]["beam_size"] == 7
     assert got == expected_fn(catalog, "builtin:english", ENGLISH, top_k=7, beam_size=2)
 
@@ -97,10 +97,13 @@ BAD = [
     (b'{"text": "   "}', 400, "empty text"),
     (b'{"text": "a ___", "model": "nope"}', 400, "unknown model 'nope'; this server has: "),
     (b'{"text": "a ___", "model": "/etc"}', 400, "unknown model '/etc'"),
-    (b'{"text": "a ___", "beam": 51}', 400, "beam must be between 1 and 50 on this server"),
-    (b'{"text": "a ___", "beam": 0}', 400, "beam must be between 1 and 50"),
-    (b'{"text": "a ___", "beam": "5"}', 400, "beam: Input should be a valid integer"),
-    (b'{"text": "a ___", "beam": 5.5}', 400, "beam: Input should be a valid integer"),
+    (b'{"text": "a ___", "beam_size": 51}', 400,
+     "beam_size must be between 1 and 50 on this server"),
+    (b'{"text": "a ___", "beam_size": 0}', 400, "beam_size must be between 1 and 50"),
+    (b'{"text": "a ___", "beam_size": "5"}', 400, "beam_size: Input should be a valid integer"),
+    (b'{"text": "a ___", "beam_size": 5.5}', 400, "beam_size: Input should be a valid integer"),
+    (b'{"text": "a ___", "beam": 51}', 400, "beam_size must be between 1 and 50"),   # old name
+    (b'{"text": "a ___", "beam": 4, "beam_size": 4}', 400, "give 'beam_size' only"),
     (b'{"text": "a ___", "top_k": 21}', 400, "top_k must be between 1 and 20"),
     (b'{"text": "a ___", "gap": 33}', 400, "gap must be between 1 and 32"),
     (b'{"text": "a ___", "gap": "30-40"}', 400, "gap must be between 1 and 32"),
@@ -169,7 +172,7 @@ def test_options_and_health(client):
     opts = client.get("/api/options").json()
     assert opts["scorers"] == list(SCORERS) and opts["orders"] == list(ORDERS)
     assert opts["defaults"] == {"model": "builtin:english", "gap": None, "marker": "___",
-                                "scorer": "hcb", "order": "left-to-right", "beam": 5, "top_k": 5,
+                                "scorer": None, "order": None, "beam_size": 5, "top_k": 5,
                                 "pivot": None, "seed": 0, "region": None, "record": 1}
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
     assert opts["limits"]["max_beam"] == 50
@@ -190,7 +193,7 @@ def test_page_and_assets_are_local(client):
         assert "http://" not in got.text and "https://" not in got.text and 'src="//' not in got.text
 
 
-def test_extra_model_directory(bert_dir, expected_fn):
+def test_extra_model_directory(bert_dir, expected_fn, local_url):
     """A model directory given to ``--model`` is in the picker and can be used."""
     from fastapi.testclient import TestClient
 
@@ -198,7 +201,7 @@ def test_extra_model_directory(bert_dir, expected_fn):
     from infill.serve.catalog import ModelCatalog
     cat = ModelCatalog(extra=[bert_dir], device="cpu")
     cat.preload([bert_dir])
-    with TestClient(create_app(cat, default_model=bert_dir)) as c:
+    with TestClient(create_app(cat, default_model=bert_dir), base_url=local_url) as c:
         row = next(r for r in c.get("/api/models").json() if r["name"] == bert_dir)
         assert row["family"] == "text" and row["status"] == "loaded"
         assert row["bytes"] == sum(p.stat().st_size for p in Path(bert_dir).rglob("*")

@@ -46,8 +46,8 @@ def test_real_server_process(cli_server, catalog, expected_fn, post_fn):
     assert status == 200, got
     assert got == expected_fn(catalog, "builtin:greek", "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος",
                               top_k=3)
-    status, got = post_fn(cli_server, "/api/fill", {"text": text, "beam": 9})
-    assert (status, got) == (400, {"error": "beam must be between 1 and 8 on this server, got 9"})
+    status, got = post_fn(cli_server, "/api/fill", {"text": text, "beam_size": 9})
+    assert (status, got) == (400, {"error": "beam_size must be between 1 and 8 on this server, got 9"})
 
 
 def test_without_the_serve_extra(monkeypatch):
@@ -56,4 +56,4 @@ def test_without_the_serve_extra(monkeypatch):
     out = CliRunner().invoke(main, ["serve"])
     assert out.exit_code == 2
     assert out.output.strip() == ("Error: infill serve needs FastAPI and uvicorn: pip install "
-                                  "'infill[serve]' (uvicorn is missing)")
+                                  "'infill-mlm[serve]' (uvicorn is missing)")

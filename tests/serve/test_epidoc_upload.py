@@ -40,8 +40,8 @@ def test_upload_of_lacunae_of_uncertain_length(client):
     got = client.post("/api/epidoc", json={"xml": xml, "model": "builtin:greek", "top_k": 3})
     assert got.status_code == 200, got.text
     body = got.json()
-    assert [len(x["readings"][0]["text"]) for x in body["lacunae"]] == [3, 4, 3]
-    assert sum("decoded as exactly" in n for n in body["notes"]) == 2
+    assert len(body["lacunae"]) == 3                  # as infill run: every length of a range
+    assert sum("decoded at every length" in n for n in body["notes"]) == 2
     again = read_edition("out.xml", body["epidoc"])
     assert len(again.lacunae) == len(read_edition(HAND).lacunae)
     assert body["leiden"].splitlines()[0] == "ὁ δῆμος ἐτίμησεν"

@@ -19,7 +19,7 @@ CASES = [
     ({"text": "O Romeo, Romeo! wherefore art ___ Romeo?", "top_k": 3}, {"top_k": 3}),
     ({"text": "All the world's a ___.", "gap": 2}, {"gap": 2}),
     ({"text": "Now is the winter of our ___ made glorious summer.", "order": "best-to-worst",
-      "beam": 8}, {"order": "best-to-worst", "beam_size": 8}),
+      "beam_size": 8}, {"order": "best-to-worst", "beam_size": 8}),
     ({"text": "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ?ος", "model": "builtin:greek"},
      {"model": "builtin:greek"}),
     ({"text": "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον", "model": "builtin:greek", "top_k": 4},

@@ -22,8 +22,7 @@ def _post(client, **body):
 
 
 def _filled(expected_fn, catalog, seq, rec_id, k, n, header, top_k=3):
-    want = expected_fn(catalog, PROTEIN, seq, top_k=top_k, id=rec_id)
-    want["notes"] = [f"FASTA: filled record {k} of {n} ({header})"] + want["notes"]
+    want = expected_fn(catalog, PROTEIN, seq, top_k=top_k, id=rec_id)   # infill run's line
     return {**want, "header": header}
 
 
@@ -69,11 +68,10 @@ def test_a_single_record_still_answers_alone(client, catalog, expected_fn):
      "too many FASTA records to fill at once: 33 (limit max_batch=32); send them in parts"),
     ({"text": ">long\n" + "M" * 2010 + "??\n"}, 413, "text too long: 2019 characters (limit 2000)"),
     ({"text": "MKV??LL"}, 400, "record 'all' is for FASTA text"),
-    ({"text": FASTA, "beam": 51}, 400, "beam must be between 1 and 50 on this server, got 51"),
+    ({"text": FASTA, "beam_size": 51}, 400,
+     "beam_size must be between 1 and 50 on this server, got 51"),
     ({"text": FASTA, "record": "every"}, 400,
      'record: a record number (1, 2, ...) or "all", got "every"'),
-    ({"text": FASTA, "region": "cdr3"}, 400, "region is for antibody models (this model's "
-                                             "family: protein)"),
 ])
 def test_whole_request_errors(client, body, status, message):
     got = client.post("/api/fill", json={"model": PROTEIN, "record": "all", **body})
@@ -81,38 +79,30 @@ def test_whole_request_errors(client, body, status, message):
     assert list(got.json()) == ["error"] and message in got.json()["error"]
 
 
-def test_region_masks_every_record(catalog, expected_fn, same_answer_fn):
-    """``region`` applies to each record; a record that is no antibody V domain fails alone.
-    (builtin:protein stands in for an antibody model: the region is masked before decoding.)"""
+def test_region_masks_every_record_as_infill_run_does(client, same_answer_fn, tmp_path):
+    """``region`` applies to each record and a record that is no antibody V domain fails alone:
+    the answer is, record for record, what ``infill run --json --region`` prints for the same
+    FASTA text (one pipeline, :mod:`infill.jobs`). builtin:protein stands in for an antibody
+    model: the region is masked before decoding."""
     pytest.importorskip("anarcism", reason="--region needs the 'antibody' extra")
-    from fastapi.testclient import TestClient
+    from click.testing import CliRunner
 
     from infill.data.fasta import read_fasta
-    from infill.data.regions import mask_region
-    from infill.serve.app import create_app
-    from infill.serve.catalog import ModelCatalog
+    from infill_cli.main import main
 
-    class AntibodyCatalog(ModelCatalog):
-        def family(self, name):
-            return "antibody" if name == PROTEIN else super().family(name)
-
-    cat = AntibodyCatalog(device="cpu")
-    cat._loaded[PROTEIN] = catalog.get(PROTEIN)
     heavy = read_fasta(_data("antibody", "hiv_bnab_heavy.fa"))[:2]
     text = "".join(f">{r.header}\n{r.sequence}\n" for r in heavy) + f">lysozyme\n{SECOND}\n"
-    with TestClient(create_app(cat), raise_server_exceptions=False) as c:
-        got = c.post("/api/fill", json={"text": text, "model": PROTEIN, "record": "all",
-                                        "region": "cdr3", "top_k": 2}).json()
-    recs = got["records"]
-    for k, rec in enumerate(heavy):
-        masked = mask_region(rec.sequence, "cdr3")
-        assert "?" in masked and recs[k]["input"] == masked
-        want = expected_fn(catalog, PROTEIN, masked, top_k=2, id=rec.id)
-        assert same_answer_fn([c["text"] for c in recs[k]["completions"]],
-                              [c["text"] for c in want["completions"]])
-    with pytest.raises(Exception) as e:
-        mask_region(SECOND, "cdr3")
-    assert recs[2]["error"] == str(e.value).splitlines()[0] and recs[2]["completions"] == []
+    got = client.post("/api/fill", json={"text": text, "model": PROTEIN, "record": "all",
+                                         "region": "cdr3", "top_k": 2}).json()["records"]
+    (tmp_path / "in.fa").write_text(text)
+    cli = CliRunner().invoke(main, ["run", "--json", "-m", PROTEIN, "--region", "cdr3", "-k",
+                                    "2", "--input", str(tmp_path / "in.fa")])
+    assert cli.exit_code == 2 and "1 of 3 input(s) could not be filled" in cli.stderr
+    want = [json.loads(line) for line in cli.stdout.splitlines()]
+    assert [r.pop("header") for r in got] == [r.header for r in heavy] + ["lysozyme"]
+    assert same_answer_fn(got, want)
+    assert got[2]["error"].startswith("not an antibody V domain") and got[2]["completions"] == []
+    assert "?" in got[0]["input"] and got[0]["completions"]
 
 
 def _data(*parts):

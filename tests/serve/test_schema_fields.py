@@ -9,7 +9,7 @@ from infill.config import DecodeConfig
 from infill.errors import InputError
 from infill.fields import described
 from infill.serve.epidoc import EPIDOC_NOT_SERVED, EpidocRequest
-from infill.serve.schema import JSON_NAMES, NOT_SERVED, FillRequest, decode_config, parse_request
+from infill.serve.schema import NOT_SERVED, FillRequest, decode_config, parse_request
 
 
 @pytest.mark.parametrize("model, skipped, own", [
@@ -19,7 +19,7 @@ from infill.serve.schema import JSON_NAMES, NOT_SERVED, FillRequest, decode_conf
 def test_every_decoding_option_is_a_field_or_listed(model, skipped, own):
     options = {name: spec for name, spec in described(DecodeConfig)}
     assert set(skipped) <= set(options) and all(skipped.values())
-    served = {JSON_NAMES.get(n, n): n for n in options if n not in skipped}
+    served = {n: n for n in options if n not in skipped}     # JSON names are the API's
     assert set(model.model_fields) == own | set(served)
     defaults = DecodeConfig()
     for json_name, name in served.items():
@@ -31,6 +31,9 @@ def test_every_decoding_option_is_a_field_or_listed(model, skipped, own):
 def test_the_body_becomes_the_librarys_config():
     req = parse_request(b'{"text": "a ___", "beam_size": 7, "pivot": ["x", "y"], "seed": 3}')
     assert decode_config(req) == DecodeConfig(beam_size=7, pivot=("x", "y"), seed=3)
-    assert parse_request(b'{"text": "a ___", "beam": 4}').beam == 4
-    with pytest.raises(InputError, match="^beam: Input should be a valid integer"):
-        parse_request(b'{"text": "a ___", "beam": "4"}')
+    old = parse_request(b'{"text": "a ___", "beam": 4}')     # the deprecated spelling: a note
+    assert old.beam_size == 4 and old._notes == [
+        "'beam' is deprecated: send 'beam_size' (the old spelling is read until 0.3.0)"]
+    assert parse_request(b'{"text": "a ___", "beam_size": 4}')._notes == []
+    with pytest.raises(InputError, match="^beam_size: Input should be a valid integer"):
+        parse_request(b'{"text": "a ___", "beam_size": "4"}')

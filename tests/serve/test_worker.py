@@ -12,7 +12,6 @@ import pytest
 pytest.importorskip("fastapi", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
 
 from infill import DecodeConfig, InputError, fill_each
-from infill.api import effective_config
 from infill.serve.limits import Limits, ServerBusy, TooLarge
 from infill.serve.worker import BatchWorker, Job
 
@@ -34,7 +33,8 @@ class Counting:
 
 def job(text: str, model: str = "builtin:english", top_k: int = 5, gap: int = 1,
         **options) -> Job:
-    cfg = effective_config(DecodeConfig(**options), top_k)
+    cfg = DecodeConfig(**options)
+    cfg = cfg.replace(beam_size=max(top_k, cfg.beam_size))     # as the server's jobs are
     return Job(model, cfg, gap, "___", text, top_k)
 
 
@@ -69,7 +69,8 @@ def test_batched_answers_rank_like_single_calls(catalog, same_answer_fn, expecte
     futures, _, fill = run(catalog, jobs)
     assert len(fill.calls) == 1
     for j, f in zip(jobs, futures):
-        got = f.result().to_json(j.model, j.config, j.gap)
+        f.result().model = j.model
+        got = f.result().to_json()
         want = expected_fn(catalog, j.model, j.text, gap=j.gap, top_k=3)
         for answer in (got, want):      # which defaults were resolved where: not the batching's
             answer["config"].pop("defaults", None)

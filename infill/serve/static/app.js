@@ -79,8 +79,10 @@ function filledChar(ch, prob, pos, differs) {
   const span = el("span", {class: `ch ${confClass(prob)}${differs ? " differs" : ""}`,
                            style: `--p:${Number.isFinite(prob) ? prob.toFixed(3) : 0}`});
   if (pos) {
-    span.title = `token ${JSON.stringify(pos.token)} · p = ${prob.toFixed(3)} · ` +
-                 `log q = ${pos.logq === null ? "−∞" : pos.logq.toFixed(3)} · step ${pos.step + 1}`;
+    const p = Number.isFinite(prob) ? prob.toFixed(3) : "unknown";
+    const logq = Number.isFinite(pos.logq) ? pos.logq.toFixed(3) : "−∞";
+    span.title = `token ${JSON.stringify(pos.token)} · p = ${p} · log q = ${logq} · ` +
+                 `step ${pos.step + 1}`;
   }
   span.append(el("span", {class: "g"}, ch === " " ? "\u00a0" : ch),
               el("span", {class: "d", "aria-hidden": "true"}, confDigit(prob)));
@@ -157,65 +159,125 @@ function renderRanked(result, list = $("ranked")) {
   }
 }
 
+// every answer replaces the one before: the text results and an EpiDoc upload's alike
 function clearResults() {
   state.result = null;
   $("results").hidden = true;
-  for (const id of ["notes", "aligned", "ranked", "records"]) $(id).replaceChildren();
+  for (const id of ["notes", "aligned", "ranked", "records", "defaults"]) $(id).replaceChildren();
   $("summary").textContent = "";
   $("read-as").hidden = true;
+  $("epidoc-result").hidden = true;
+  for (const id of ["epidoc-lacunae", "epidoc-defaults"]) $(id).replaceChildren();
+  for (const id of ["epidoc-summary", "epidoc-leiden", "epidoc-status"]) $(id).textContent = "";
+  setStatus("");
 }
 
-function defaultsNote(cfg) {   // as the CLI's status line: which defaults the model chose, and why
-  const d = cfg.defaults;
-  if (!d) return null;
-  const used = d.options.map((k) => `${k}: ${cfg[k]}`).join(", ");
-  const whose = d.source === "infill" ? "infill's" : `${d.source}'s`;
-  return `${used} (${whose} default${d.options.length > 1 ? "s" : ""}: ${d.why})`;
+// an answer's section, shown and scrolled to the top of the window (the form is long)
+function reveal(section) {
+  section.hidden = false;
+  section.scrollIntoView({block: "start"});
 }
 
-function summary(result, what, ms) {
-  const cfg = result.config;
-  return `${result.model} · ${cfg.scorer} · ${cfg.order} · beam ${cfg.beam_size} · ` +
-    `gap ${result.gap} · seed ${cfg.seed} · ${what} in ${ms} ms`;
+// "1 lacuna", "3 lacunae"
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function shown(v) {            // a value as text; "" for none (never "undefined" or "null")
+  if (v === null || v === undefined || Number.isNaN(v)) return "";
+  return Array.isArray(v) ? v.map(shown).join("–") : String(v);
+}
+
+const OPTION_NAMES = {gap: "gap length", length_score: "length score", beam_size: "beam"};
+
+// the options the model's recommendation chose, on one line: "defaults: scorer standard, order
+// left-to-right (builtin:greek's)"; the reason behind it opens below (as the CLI's status line)
+function defaultsNote(cfg, answer = {}) {
+  const d = cfg && cfg.defaults;
+  if (!d || !d.options || !d.options.length) return null;
+  const used = d.options.map((k) => {
+    const v = shown(k in cfg ? cfg[k] : answer[k]);
+    return v ? `${OPTION_NAMES[k] || k} ${v}` : OPTION_NAMES[k] || k;
+  });
+  const whose = !d.source || d.source === "infill" ? "infill's" : `${d.source}'s`;
+  const line = el("summary", {}, `defaults: ${used.join(", ")} (${whose})`);
+  const note = el("details", {class: "defaults"}, line);
+  if (d.why) {
+    line.title = d.why;
+    note.append(el("p", {}, `Why: ${d.why}`));
+  }
+  return note;
+}
+
+function modelRow(name) {
+  return state.models.find((m) => m.name === name) || {};
+}
+
+// what was filled: "2 gaps, 5 characters", "1 gap, 13 residues" (the positions the best
+// hypothesis filled, in the model's unit)
+function extent(result) {
+  const top = result.completions && result.completions[0];
+  if (!top) return "";
+  const unit = (modelRow(result.model).unit || "positions").replace(/s$/, "");
+  return `${plural(top.spans.length, "gap")}, ${plural(top.positions.length, unit)}`;
+}
+
+// "builtin:greek · standard · left-to-right · beam 5 · 2 gaps, 5 characters · seed 0 · …"
+function summary(result, what, ms, filled = extent(result)) {
+  const cfg = result.config || {};
+  const parts = [result.model, cfg.scorer, cfg.order,
+                 cfg.beam_size ? `beam ${cfg.beam_size}` : "", filled,
+                 shown(cfg.seed) ? `seed ${cfg.seed}` : "",
+                 ms === undefined ? what : `${what} in ${ms} ms`];
+  return parts.filter(Boolean).join(" · ");
+}
+
+// FASTA exports only for sequences (protein and antibody models)
+function offerFasta(model) {
+  const fam = modelRow(model).family;
+  const fasta = fam === "protein" || fam === "antibody";
+  for (const b of document.querySelectorAll("#results .fasta")) b.hidden = !fasta;
 }
 
 function render(result, typed, ms) {
   state.result = result;
-  $("results").hidden = false;
   $("single").hidden = false;
   $("records").hidden = true;
-  const cfg = result.config;
-  $("summary").textContent = summary(result, `${result.completions.length} hypotheses`, ms);
+  offerFasta(result.model);
+  $("summary").textContent = summary(result, plural(result.completions.length, "hypothesis",
+                                                    "hypotheses"), ms);
   const readAs = $("read-as");
   readAs.hidden = result.input === typed;
   readAs.replaceChildren("Read as ", el("code", {}, result.input));
+  const chosen = defaultsNote(result.config, result);
+  $("defaults").replaceChildren(...(chosen ? [chosen] : []));
   const notes = $("notes");
   notes.replaceChildren();
-  const chosen = defaultsNote(cfg);
-  if (chosen) notes.append(el("li", {class: "defaults"}, chosen));
   for (const n of result.notes) notes.append(el("li", {}, n));
-  if (result.windows.length) {
+  if (result.windows && result.windows.length) {
     notes.append(el("li", {}, `longer than the model's context: decoded in ` +
-                              `${result.windows.length} window(s) centred on the gaps`));
+                              `${plural(result.windows.length, "window")} centred on the gaps`));
   }
   renderAligned(result);
   renderRanked(result);
+  reveal($("results"));
 }
 
 // every record of a FASTA text ("record": "all"): one section per record, its name as heading;
 // a record's error shows in its own section only
 function renderRecords(answer, typed, ms) {
   state.result = answer;
-  $("results").hidden = false;
   $("single").hidden = true;
   const box = $("records");
   box.hidden = false;
   box.replaceChildren();
   const recs = answer.records;
   const filled = recs.filter((r) => r.error === null);
-  $("summary").textContent = summary(recs[0], `${recs.length} records`, ms);
-  const chosen = defaultsNote(recs[0].config);
-  if (chosen) box.append(el("ul", {class: "notes"}, el("li", {class: "defaults"}, chosen)));
+  const first = filled[0] || recs[0];
+  offerFasta(first.model);
+  $("summary").textContent = summary(first, plural(recs.length, "record"), ms, "");
+  const chosen = defaultsNote(first.config, first);
+  $("defaults").replaceChildren(...(chosen ? [chosen] : []));
   const typedSeqs = fastaRecords(typed);
   recs.forEach((r, k) => {
     const sec = el("section", {class: "record", "data-id": r.id ?? ""});
@@ -228,6 +290,7 @@ function renderRecords(answer, typed, ms) {
     if (typedSeqs[k] !== undefined && r.input !== typedSeqs[k]) {
       sec.append(el("p", {class: "read-as"}, "Read as ", el("code", {}, r.input)));
     }
+    sec.append(el("p", {class: "summary"}, extent(r)));
     const notes = el("ul", {class: "notes"}, ...r.notes.map((n) => el("li", {}, n)));
     const aligned = el("div", {class: "aligned-view"});
     const ranked = el("ol", {class: "ranked"});
@@ -240,6 +303,7 @@ function renderRecords(answer, typed, ms) {
     box.append(el("div", {class: "record-legends"},
       ...Array.from(document.querySelectorAll("#single .legend"), (p) => p.cloneNode(true))));
   }
+  reveal($("results"));
   return filled.length;
 }
 
@@ -372,7 +436,7 @@ function onTextChange() {
 function payload() {
   const body = {text: $("text").value, model: $("model").value, gap: gapField(),
                 marker: $("marker").value, scorer: $("scorer").value || null,
-                beam: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
+                beam_size: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
   if ($("order").value) body.order = $("order").value;     // else the model's default
   const record = $("record").value;
   if (!$("record-field").hidden && record) body.record = record === "all" ? "all" : Number(record);
@@ -410,7 +474,7 @@ async function submit(event) {
                 (failed ? `, ${failed} with an error (shown under its name)` : "") + ` (${ms} ms)`);
     } else {
       render(data, body.text, ms);
-      setStatus(`${data.completions.length} hypotheses (${ms} ms)`);
+      setStatus(`${plural(data.completions.length, "hypothesis", "hypotheses")} (${ms} ms)`);
     }
   } catch (err) {
     clearResults();              // an error never sits above the previous request's results
@@ -459,7 +523,7 @@ async function init() {
     $("model").value = d.model;
     $("scorer").value = "";
     $("order").value = "";
-    for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k] ?? "";
+    for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k === "beam" ? "beam_size" : k] ?? "";
     $("marker").value = d.marker;
     const lim = options.limits;
     $("beam").max = lim.max_beam;

@@ -1,0 +1,20 @@
+"""How a command that reads many inputs ends, under torchrun or alone: every rank learns whether
+any input failed; rank 0 says how many and every rank exits 2 (a command's one exit code rule)."""
+from __future__ import annotations
+
+from .errors import CLIError
+
+__all__ = ["finish"]
+
+
+def finish(shard, failed: int | None, total: int, noun: str = "input",
+           verb: str = "filled") -> None:
+    """End the command: ``failed`` is rank 0's count of the inputs that failed (any value on the
+    other ranks: rank 0's is broadcast). None or 0 ends normally; otherwise rank 0 raises the
+    one-line error (exit 2) and the other ranks exit 2 quietly."""
+    failed = shard.broadcast(failed if shard.main else None)
+    if not failed:
+        return
+    if not shard.main:
+        raise SystemExit(2)
+    raise CLIError(f"{failed} of {total} {noun}(s) could not be {verb} (see above)")

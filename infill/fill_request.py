@@ -1,0 +1,88 @@
+"""The request of a fill (``infill run``, :func:`infill.fill_each`, the workbench): the decoding
+options (a :class:`~infill.config.DecodeConfig`) and what a fill adds around them, each field
+with its rules. Options left out are None, filled in one place
+(:func:`infill.defaults.resolve_fill`). Imports no torch.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from infill.config import DecodeConfig
+from infill.errors import ConfigError, InputError
+from infill.fields import MAX_BATCH_SIZE, Request, option
+from infill.names import LENGTH_SCORES, REGIONS
+
+__all__ = ["FillRequest", "MAX_GAP_DIGITS", "check_gap_text"]
+
+
+def _gap_checked_later(gap) -> bool:
+    """A range ("4-6", (4, 6)), "word", a per-marker list, or what is no gap length at all
+    (1.5): read against the model, whose reading words the error (an InputError)."""
+    return not isinstance(gap, int) or isinstance(gap, bool)
+
+
+_GAP_TEXT = re.compile(r"word|([0-9]+)(?:\s*(?:-|\.\.)\s*([0-9]+))?")
+MAX_GAP_DIGITS = 9
+"""A gap length written as text has at most this many digits (no model holds a longer gap;
+``int()`` of thousands of digits is refused by Python itself)."""
+
+
+def check_gap_text(gap) -> None:
+    """InputError naming 'gap' unless a gap written as text (``5``, ``4-6``, ``word``; each
+    string of a per-marker list) is that, in ASCII digits of a sane size (``str.isdigit``
+    takes ``²``, which ``int`` does not)."""
+    for g in gap if isinstance(gap, list) else [gap]:
+        if not isinstance(g, str):
+            continue
+        m = _GAP_TEXT.fullmatch(g.strip().lower())
+        shown = repr(g) if len(g) <= 40 else f"{g[:20]!r}... ({len(g):,} characters)"
+        if m is None:
+            raise InputError("a gap length is a number, a range lo-hi (e.g. 4-6) or 'word', "
+                             f"got {shown}", field="gap")
+        if any(n and len(n.lstrip("0")) > MAX_GAP_DIGITS for n in m.groups()):
+            raise InputError(f"gap lengths have at most {MAX_GAP_DIGITS} digits, got {shown}",
+                             field="gap")
+
+
+@dataclass(frozen=True)
+class FillRequest(Request):
+    """Every option of a fill job: the decoding options (``decode``, a
+    :class:`~infill.config.DecodeConfig`) and what the job adds around them."""
+
+    KIND: ClassVar[str] = "fill"
+
+    decode: DecodeConfig = dataclasses.field(default_factory=DecodeConfig)
+    top_k: int = option(5, int, "Completions shown per input (raises --beam if larger).", low=1,
+                        what="top-k")
+    gap: Any = option(None, int, "Tokens (characters, residues) to fill at each gap marker: N, a "
+                      "range LO-HI (every length is decoded and all ranked by --length-score), "
+                      "or 'word' (one whole word of 1-3 word pieces). Default: the model's "
+                      "(builtin:english: word), else 1.", low=1, optional=True,
+                      skip=_gap_checked_later)
+    marker: str = option("___", str, "The gap marker in TEXT.")
+    length_score: str | None = option(None, str, "How completions of different gap lengths are "
+                                      "ranked together: pll (pseudo-log-likelihood of the filled "
+                                      "text), pll-gap (of the gap only), pll-word (of the gap, "
+                                      "each piece scored with the rest of its word hidden), "
+                                      "per-char (the decoder's score per character). Default: the "
+                                      "model's (builtin:english: pll-word), else pll.",
+                                      choices=LENGTH_SCORES, optional=True)
+    region: str | None = option(None, str, "Antibody models: redesign this IMGT region of each "
+                                "sequence (cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.",
+                                choices=REGIONS, optional=True, what="region")
+    window: bool = option(True, bool, "Decode an input longer than the model in context windows "
+                          "(False: an error).")
+    batch_size: int = option(32, int, "Inputs decoded together (one forward pass per step for "
+                             "the whole batch).", low=1, high=MAX_BATCH_SIZE)
+
+    def check(self) -> None:
+        check_gap_text(self.gap)
+        if not isinstance(self.decode, DecodeConfig):
+            raise ConfigError(f"decode must be a DecodeConfig, got {type(self.decode).__name__}",
+                              field="decode")
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "decode": self.decode.to_json()}

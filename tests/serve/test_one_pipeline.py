@@ -1,0 +1,80 @@
+"""One fill pipeline under every front end (:mod:`infill.jobs`): an explicit choice wins in
+every entry point, and the workbench answers exactly what ``infill run --json`` prints."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("fastapi", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
+
+import infill  # noqa: E402
+from infill.jobs.fill import fill_inputs  # noqa: E402
+from infill_cli.main import main  # noqa: E402
+
+PROTEIN = "builtin:protein"
+SEQ = "MAKRVYFLAHGGQVQG???RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"
+HAND = Path(__file__).resolve().parents[1] / "fixtures" / "epidoc" / "handmade.xml"
+
+
+def test_an_explicit_order_wins_in_every_entry_point(catalog, client):
+    """builtin:protein recommends best-to-worst; left-to-right asked for is what runs, through
+    ``fill_inputs``, ``fill_each``, the CLI and HTTP (it once ran best-to-worst in one)."""
+    model = catalog.get(PROTEIN)
+    asked = infill.DecodeConfig(order="left-to-right")
+    via_job = next(iter(fill_inputs(model, [SEQ], decode=asked, top_k=3)))
+    via_api = infill.fill_each(model, [SEQ], config=asked, top_k=3)[0]
+    cli = CliRunner().invoke(main, ["run", "--json", "-m", PROTEIN, "--order", "left-to-right",
+                                    "-k", "3", SEQ])
+    http = client.post("/api/fill", json={"text": SEQ, "model": PROTEIN,
+                                          "order": "left-to-right", "top_k": 3}).json()
+    assert cli.exit_code == 0, cli.output
+    answers = [via_job.to_json(), via_api.to_json(), json.loads(cli.stdout), http]
+    assert [a["config"]["order"] for a in answers] == ["left-to-right"] * 4
+    assert all(a["config"]["defaults"]["options"] == ["scorer"] for a in answers)
+    texts = [[c["text"] for c in a["completions"]] for a in answers]
+    assert texts[1:] == texts[:1] * 3
+    b2w = infill.fill_each(model, [SEQ], top_k=3)[0]        # left out: the recommendation
+    assert b2w.config.order == "best-to-worst"
+    assert [c.score for c in b2w.completions] != [c.score for c in via_api.completions]
+
+
+def test_the_epidoc_upload_answers_what_infill_run_prints(client):
+    """An edition with lacunae of uncertain length (``atLeast``/``atMost``, ``precision``):
+    decoded over their whole range by both, the same readings, scores and config."""
+    cli = CliRunner().invoke(main, ["run", "--json", "-m", "builtin:greek", "-k", "3",
+                                    str(HAND)])
+    assert cli.exit_code == 0, cli.output
+    want = json.loads(cli.stdout)
+    got = client.post("/api/epidoc", json={"xml": HAND.read_text(encoding="utf-8"),
+                                           "model": "builtin:greek", "top_k": 3})
+    assert got.status_code == 200, got.text
+    got = got.json()
+    assert got["config"] == want["config"] and got["config"]["length_score"] == "pll"
+    assert got["lacunae"] == want["lacunae"] and got["completions"] == want["completions"]
+    assert [c["spans"] for c in got["completions"]] == [c["spans"] for c in want["completions"]]
+    ranged = [x for x in want["lacunae"] if x["lengths"]]
+    assert ranged and any(len(r["text"]) != x["length"] for x in ranged for r in x["readings"])
+
+
+def test_epidoc_provenance_is_the_decode_that_ran(catalog, tmp_path):
+    """The JSON config and the restored file's <change> name the options that ran: the model's
+    recommended scorer (standard for builtin:greek), not infill's own default (hcb)."""
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "epidoc" / "iospe_1.10.xml"
+    args = ["run", "-m", "builtin:greek", "-k", "2", "--hide-supplied", str(src)]
+    auto = CliRunner().invoke(main, [*args, "--json"])
+    standard = CliRunner().invoke(main, [*args, "--json", "--scorer", "standard"])
+    hcb = CliRunner().invoke(main, [*args, "--json", "--scorer", "hcb"])
+    auto, standard, hcb = (json.loads(r.stdout) for r in (auto, standard, hcb))
+    assert auto["config"]["scorer"] == "standard" and "scorer" in auto["config"]["defaults"][
+        "options"]
+    assert [c["score"] for c in auto["completions"]] == \
+        [c["score"] for c in standard["completions"]]
+    assert hcb["config"]["scorer"] == "hcb" and \
+        [c["score"] for c in hcb["completions"]] != [c["score"] for c in auto["completions"]]
+    xml = CliRunner().invoke(main, [*args, "--output-format", "epidoc"]).stdout
+    change = xml[xml.index("Lost text restored by infill"):].split("<", 1)[0]
+    assert "scorer=standard" in change and "scorer=hcb" not in change
+    assert "order=left-to-right" in change and "beam_size=5" in change
