@@ -7,6 +7,7 @@ import importlib
 import click
 
 from . import streams
+from infill._version import __version__
 from .errors import InfillGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -61,7 +62,7 @@ class LazyGroup(InfillGroup):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="infill")
+@click.version_option(__version__, prog_name="infill")    # not the distribution's metadata
 def main() -> None:
     """Fill gaps in text, inscriptions and proteins with masked language models."""
 

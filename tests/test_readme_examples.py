@@ -207,4 +207,13 @@ def test_readme_transcript_is_what_the_command_prints(where, command, printed, m
     if printed and printed[-1] == "...":
         printed = printed[:-1]
         out = out[:len(printed)]
-    assert [x.rstrip() for x in out] == [x.rstrip() for x in printed], where
+    assert [_rounded(x) for x in out] == [_rounded(x) for x in printed], where
+
+
+_NUMBER = re.compile(r"-?\d+\.\d{4}")
+
+
+def _rounded(line: str) -> str:
+    """A transcript line with its scores to three decimals: a batch's padding moves a float
+    score in its last digit (a README transcript is not a bit-for-bit check)."""
+    return _NUMBER.sub(lambda m: f"{float(m[0]):.3f}", line.rstrip())
