@@ -133,14 +133,16 @@ def _check_language(edition: Edition, model) -> None:
                          "(grc)", path=edition.path, line=edition.div.sourceline)
 
 
-def read_for_restore(path: str, text: str | None, model, hide_supplied: bool) -> EditionResult:
+def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
+                     edition: Edition | None = None) -> EditionResult:
     """An EpiDoc file read for restoring (its ``error`` when it cannot be): the edition rendered
     for decoding -- a lacuna of uncertain length as the gap marker, decoded over its whole range
     (unless the combinations exceed ``MAX_VARIANTS``: then at their stated lengths) -- with notes
-    on how; ``model`` (None: not checked) must read the edition's language."""
+    on how; ``model`` (None: not checked) must read the edition's language; ``edition``: the
+    file already read."""
     res = EditionResult(path, hide_supplied=hide_supplied)
     try:
-        ed = read_edition(path, text)
+        ed = edition if edition is not None else read_edition(path, text)
         _check_language(ed, model)
     except InfillError as e:
         res.error = str(e).splitlines()[0]
@@ -180,10 +182,11 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     from infill.api import fill_resolved
     from infill.data.accents import default_lexicon
     from infill.defaults import resolve_fill
-    from infill.jobs.fill import FillRequest
+    from infill.config import DecodeConfig
+    from infill.fill_request import FillRequest
 
     request, defaults = resolve_fill(model, FillRequest(
-        decode=config if config is not None else FillRequest().decode, top_k=top_k, gap=1,
+        decode=config if config is not None else DecodeConfig(), top_k=top_k, gap=1,
         marker=MARKER, window=window, length_score=length_score))
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
     results = [read_for_restore(str(p), t, model, hide_supplied) for p, t in pairs]

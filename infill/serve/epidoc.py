@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, PrivateAttr, ValidationError, create_model
 
+from infill.data.epidoc import read_edition
 from infill.defaults import resolve_fill
 from infill.epigraphy import MARKER, EditionResult, epidoc_output, leiden_output, \
     read_for_restore, readings_for
@@ -62,12 +63,10 @@ def parse_epidoc(body: bytes) -> EpidocRequest:
     return req
 
 
-def check_extent(xml: str, limits: Limits) -> None:
-    """:class:`TooLarge` before an upload is written out as text (the page's and the decoder's)
-    when its characters, lost ones included (many ``<gap quantity="2000"/>``), are more than
-    ``max_text``; an unreadable file is an :class:`InputError` naming its line."""
-    from infill.data.epidoc import read_edition
-    edition = read_edition(UPLOAD, xml)
+def check_extent(edition, limits: Limits) -> None:
+    """:class:`TooLarge` before an upload's edition is written out as text (the page's and the
+    decoder's) when its characters, lost ones included (many ``<gap quantity="2000"/>``), are
+    more than ``max_text``."""
     n = 0
     for atom in edition.atoms:
         n += _characters(atom, edition)
@@ -96,10 +95,11 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
     model = catalog.check(req.model if req.model is not None else default_model)
     _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
-    check_extent(req.xml, limits)
+    edition = read_edition(UPLOAD, req.xml)          # read once; an unreadable file: one line
+    check_extent(edition, limits)
     greek = catalog.family(model) == "greek"
     res = read_for_restore(UPLOAD, req.xml, catalog.get(model) if greek else None,
-                           req.hide_supplied)
+                           req.hide_supplied, edition=edition)
     if res.error is not None:
         raise InputError(res.error)
     res.notes = req._notes + res.notes
