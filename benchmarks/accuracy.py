@@ -40,7 +40,7 @@ def main() -> None:
     for name in asked + kept:      # a model not run now keeps its section from its last run
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
-                str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
+                str(a.examples), "--gap-lengths", ",".join(map(str, GAPS)), "--methods",
                 ",".join(METHODS), "--beam-size", str(a.beam), "--top-k", "1,5", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
         if name in asked:

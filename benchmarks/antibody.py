@@ -153,11 +153,11 @@ class RegionSpans:
         from infill.bench.gaps import Example
         from infill.bench.selectors import Selection
 
-        examples = {n: [] for n in request.gaps}
-        skipped = {n: 0 for n in request.gaps}
+        examples = {n: [] for n in request.gap_lengths}
+        skipped = {n: 0 for n in request.gap_lengths}
         for s in self.seqs:
             ids = tuple(model.tokenize(s.sequence))
-            for n in request.gaps:
+            for n in request.gap_lengths:
                 span = pick_span(s, self.region, n, self.seed)
                 if span is None:
                     skipped[n] += 1
@@ -237,7 +237,7 @@ def region_runs(model_name: str, part: str, usable: list[Seq], args, info: dict)
     info["examples"], info["skipped_no_fit"] = {}, {}
     for region in (("cdr3",) if part == "sweep" else REGIONS):
         request = BenchRequest(model=model_name, data="abstar heavy chains (data/antibody)",
-                               examples=None, gaps=tuple(args.gaps), top_k=TOP_K,
+                               examples=None, gap_lengths=tuple(args.gaps), top_k=TOP_K,
                                seed=args.seed, batch_size=batch, device="cpu", **grid)
         selector = RegionSpans(tuple(usable), region, args.seed)
         for n in args.gaps:
@@ -430,7 +430,7 @@ def parse_args() -> argparse.Namespace:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--gaps", default=",".join(map(str, GAPS)))
+    ap.add_argument("--gap-lengths", "--gaps", dest="gaps", default=",".join(map(str, GAPS)))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sampling", default="pure,temp0.5,nucleus0.9",
                     help="sampling baselines (names of infill.bench.methods)")

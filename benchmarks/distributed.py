@@ -23,7 +23,8 @@ OUT = ROOT / "benchmarks" / "results"
 
 def bench_args(a, out: Path) -> list[str]:
     data = a.model.split(":")[-1]
-    return ["bench", data, "-m", a.model, "--split", "test", "-n", str(a.examples), "--gaps", "2,3",
+    return ["bench", data, "-m", a.model, "--split", "test", "-n", str(a.examples),
+            "--gap-lengths", "2,3",
             "--methods", "hcb-l2r,standard-l2r", "--batch-size", "8", "--device", "cpu",
             "--no-progress", "--out", str(out)]
 

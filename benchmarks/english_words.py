@@ -98,7 +98,8 @@ def famous(model, scorer: str) -> list[tuple[str, str, str]]:
     return [(t, a, c[0].fills[0] if c else "") for (t, a), c in zip(FAMOUS, out)]
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", required=True, help="comma-separated models")
@@ -109,7 +110,11 @@ def main() -> None:
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--recite", type=int, default=0, help="training-line gaps to recite (0: none)")
     ap.add_argument("--out", default=str(RESULTS / "english_words.md"))
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = _args()
     models = args.models.split(",")
     lines = test_lines(args.corpus, args.split_of or models[0])
     gaps = word_gaps(lines, args.examples, args.seed)

@@ -2,7 +2,7 @@
 default), HCB and standard beam search, left-to-right, beam 10, top-1 / top-5 / top-10.
 
     OMP_NUM_THREADS=1 python benchmarks/greek_models.py --models builtin:greek,/tmp/greek-v1 \
-        [--split-of builtin:greek] [--examples 300] [--gaps 3] [--beam 10]
+        [--split-of builtin:greek] [--examples 300] [--gap-lengths 3] [--beam 10]
 
 The windows are the test part of ``--split-of``'s recorded split (the first model's by default),
 written to a temporary file and given to ``infill bench`` for every model, so every model fills
@@ -30,7 +30,8 @@ from infill.data.splits import heldout_texts
 METHODS = ["hcb-l2r", "standard-l2r"]
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", required=True, help="comma-separated models (builtin names or "
@@ -38,12 +39,16 @@ def main() -> None:
     ap.add_argument("--split-of", help="model whose test split gives the windows "
                                        "(default: the first of --models)")
     ap.add_argument("--examples", type=int, default=300)
-    ap.add_argument("--gaps", default="3")
+    ap.add_argument("--gap-lengths", "--gaps", dest="gaps", default="3")
     ap.add_argument("--beam", type=int, default=10)
     ap.add_argument("--out", type=Path, default=RESULTS / "greek_models")
     ap.add_argument("--table", type=Path, default=RESULTS / "greek_models.md")
     ap.add_argument("--overwrite", action="store_true", help="start the runs afresh")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     models = a.models.split(",")
     owner = a.split_of or models[0]
     texts = [t.removeprefix("<") for t in heldout_texts(owner, "test")]
@@ -63,7 +68,7 @@ def main() -> None:
     for k, model in enumerate(models):
         out = a.out / f"model{k}"
         args = [str(windows), "--format", "lines", "--model", model, "--examples",
-                str(a.examples), "--gaps", a.gaps, "--methods", ",".join(METHODS),
+                str(a.examples), "--gap-lengths", a.gaps, "--methods", ",".join(METHODS),
                 "--beam-size", str(a.beam), "--top-k", "1,5,10", "--device", "cpu",
                 "--out", rel(out), "--no-progress"]
         s = infill_bench(args + (["--overwrite"] if a.overwrite else []))

@@ -36,7 +36,7 @@ def main() -> None:
     for name in a.models.split(","):
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
-                str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods", a.methods,
+                str(a.examples), "--gap-lengths", ",".join(map(str, GAPS)), "--methods", a.methods,
                 "--beam-size", a.beam_size, "--device", "cpu", "--out", rel(out), "--no-progress"]
         args += ["--overwrite"] if a.overwrite else []
         if a.bertscore_model:

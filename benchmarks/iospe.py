@@ -29,7 +29,8 @@ def main() -> None:
     ap.add_argument("--overwrite", action="store_true",
                     help="start afresh when --out holds another model's results (a new builtin)")
     a = ap.parse_args()
-    args = ["iospe", "--split", "test", "-m", a.model, "--gaps", ",".join(map(str, range(1, 11))),
+    args = ["iospe", "--split", "test", "-m", a.model,
+            "--gap-lengths", ",".join(map(str, range(1, 11))),
             "--methods", "hcb-l2r,standard-l2r", "--beam-size", str(a.beam), "-k", "1,5,10",
             "-n", str(a.examples), "--out", rel(a.out), "--no-progress"]
     if a.data_dir:

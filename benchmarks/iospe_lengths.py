@@ -47,7 +47,9 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=60)
     ap.add_argument("--beam", type=int, default=10)
     ap.add_argument("--scorer", default=None, help="default: the model's recorded default")
-    ap.add_argument("--scores", default=",".join(LENGTH_SCORES))
+    ap.add_argument("--scores", default=",".join(LENGTH_SCORES),
+                    help="length scores to compare, each optionally /shared or /each (the "
+                         "length beam; default shared), e.g. pll/each,per-char/shared")
     args = ap.parse_args()
     torch.set_num_threads(1)
     tasks = tasks_for(epidoc_folder("iospe"), args.split, list(range(2, 11)))
@@ -61,11 +63,13 @@ def main() -> None:
     rows.append(("exact length (oracle)", exact, time.perf_counter() - t))
     texts = [lacuna(x) for x in tasks]
     ranges = [approximate_lengths(len(x.gold)) for x in tasks]
-    for kind in args.scores.split(","):
+    for entry in args.scores.split(","):
+        kind, _, beam = entry.partition("/")
+        beam = beam or "shared"
         t = time.perf_counter()
-        got = [infill.fill(model, text, gap=rng, length_score=kind, **opts)[0]
+        got = [infill.fill(model, text, gap=rng, length_score=kind, length_beam=beam, **opts)[0]
                for text, rng in zip(texts, ranges)]
-        rows.append((f"c.n, {kind}", got, time.perf_counter() - t))
+        rows.append((f"c.n, {kind}, {beam} beam", got, time.perf_counter() - t))
     print(f"{len(tasks)} supplements of 2-10 letters, IOSPE {args.split}, {args.model}, "
           f"beam {args.beam}\n")
     print("| gap | top-1 | top-10 | CER | right length | seconds |\n|---|---:|---:|---:|---:|---:|")

@@ -1,17 +1,18 @@
 """Greek models compared on the editors' supplements of an IOSPE split (issue 20, item 6).
 
-Reads finished `infill bench iospe` runs (one per model; the same --split, --gaps and seed, any
--n: a smaller sample is a prefix of a larger one) and tabulates top-1/5/10 exact match and the
-character error rate per model and method **on the supplements every run holds**, with 95% paired
-bootstrap intervals of each model minus the first (the baseline). Each RUN is LABEL=DIR[:MINUTES]
-(MINUTES: the model's training time, for the accuracy-against-training-time curve).
+Reads finished `infill bench iospe` runs (one per model; the same --split, --gap-lengths and
+seed, any -n: a smaller sample is a prefix of a larger one) and tabulates top-1/5/10 exact match
+and the character error rate per model and method **on the supplements every run holds**, with
+95% paired bootstrap intervals of each model minus the first (the baseline). Each RUN is
+LABEL=DIR[:MINUTES] (MINUTES: the model's training time, for the accuracy-against-training-time
+curve).
 
     python benchmarks/iospe_models.py --table benchmarks/results/bench/iospe_models.md \
         "shipped=/work/runs/eval/old_val150:87" "step29=/work/runs/eval/step29_val100:118"
 
 Each run comes from, e.g.:
 
-    OMP_NUM_THREADS=1 infill bench iospe --split validation -m MODEL --gaps 1,2,3,4,5,6,7,8,9,10 \
+    OMP_NUM_THREADS=1 infill bench iospe --split validation -m MODEL --gap-lengths 1,2,3,4,5,6,7,8,9,10 \
         --methods hcb-l2r,standard-l2r --beam-size 10 -k 1,5,10 -n 150 --out DIR
 """
 from __future__ import annotations

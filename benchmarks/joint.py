@@ -70,7 +70,8 @@ def run_md(run: dict) -> list[str]:
                   if (RESULTS / f"{name}_{scheme}" / "distance.png").exists() else [])]
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="english,greek")
@@ -88,7 +89,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--fresh", action="store_true",
                     help="Drop the runs of other models recorded in summary.json.")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     out_root = a.out if a.out.is_absolute() else ROOT / a.out
     runs: dict[tuple[str, str], dict] = {}
     if (out_root / "summary.json").exists() and not a.fresh:

@@ -87,7 +87,35 @@ def train_stage(family: str, corpus: Path, out: Path, masking: str, steps: int, 
     return {"step": res.step, "val_loss": res.val_loss, "val_accuracy": res.val_accuracy}
 
 
-def main() -> None:
+def _report(a: argparse.Namespace, opts: dict, corpus: Path, table: dict[str, list[dict]],
+            cmds: list[str]) -> list[str]:
+    """The markdown report: the table of every stage under both maskings, and the commands."""
+    opt_str = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in opts.items())
+    lines = [f"{a.family} models ({opt_str}), trained on the first {a.records or 'all'} records of "
+             f"{CORPUS[a.family]}, batch 32, lr {a.lr}, {a.steps} planned steps, "
+             f"seed 0; top-1 exact match (%) on {a.examples} test-split examples, gaps "
+             f"{GAPS[0]}-{GAPS[-1]} pooled, beam {a.beam}. Δ = HCB − standard (top-1; "
+             "in brackets the same for top-5).", "",
+             "| masking | step | val loss | val acc | HCB l2r | std l2r | Δ l2r | HCB b2w | "
+             "std b2w | Δ b2w |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for masking, rows in table.items():
+        for r in rows:
+            lines.append(
+                f"| {masking} | {r['step']} | {r['val_loss']:.3f} | {r['val_accuracy']:.3f} | "
+                f"{fmt(r['hcb-l2r'])} | {fmt(r['standard-l2r'])} | "
+                f"{fmt(r['hcb-l2r'] - r['standard-l2r'], 2)} "
+                f"({fmt(r['hcb-l2r@5'] - r['standard-l2r@5'], 2)}) | {fmt(r['hcb-b2w'])} | "
+                f"{fmt(r['standard-b2w'])} | {fmt(r['hcb-b2w'] - r['standard-b2w'], 2)} "
+                f"({fmt(r['hcb-b2w@5'] - r['standard-b2w@5'], 2)}) |")
+    lines += ["", "Training (per masking M, stage by stage through the same loop as):", "", "```",
+              f"infill train {a.family} {rel(corpus)} --out DIR --masking M --steps {a.steps} "
+              f"--batch-size 32 --lr {a.lr} --seed 0 {opt_str}", "```", "",
+              "Benchmark of each stage (first stage shown):", "", "```"] + cmds + ["```", ""]
+    return lines
+
+
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family", default="protein", choices=list(CORPUS))
@@ -111,7 +139,11 @@ def main() -> None:
     ap.add_argument("--table", type=Path, default=RESULTS / "masking.md")
     ap.add_argument("--relabel", action="store_true",
                     help="Only rewrite the display names and plots of the runs under --out.")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     opts = dict(layers=a.layers, hidden=a.hidden, heads=a.heads, max_length=a.max_length)
     if a.relabel:
         relabel(a.out, a.family, a.records, opts)
@@ -137,7 +169,8 @@ def main() -> None:
             out = a.out / masking / f"step{stage}"
             args = [str(corpus), "--model", str(artifact(model_dir)), "--family", a.family,
                     "--split", "test", "--examples", str(a.examples),
-                    "--gaps", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS), "--beam-size", str(a.beam), "--top-k", "1,5",
+                    "--gap-lengths", ",".join(map(str, GAPS)), "--methods", ",".join(METHODS),
+                    "--beam-size", str(a.beam), "--top-k", "1,5",
                     "--device", "cpu", "--out", rel(out), "--no-progress", "--overwrite"]
             s = infill_bench(args)
             out = out if out.is_absolute() else ROOT / out
@@ -152,27 +185,7 @@ def main() -> None:
                        **{f"{m}@5": c[(f"{m}/b{a.beam}", "all")]["top5"] for m in METHODS})
             table[masking].append(row)
             print(masking, json.dumps(row), flush=True)
-    opt_str = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in opts.items())
-    lines = [f"{a.family} models ({opt_str}), trained on the first {a.records or 'all'} records of "
-             f"{CORPUS[a.family]}, batch 32, lr {a.lr}, {a.steps} planned steps, "
-             f"seed 0; top-1 exact match (%) on {a.examples} test-split examples, gaps "
-             f"{GAPS[0]}-{GAPS[-1]} pooled, beam {a.beam}. Δ = HCB − standard (top-1; "
-             "in brackets the same for top-5).", "",
-             "| masking | step | val loss | val acc | HCB l2r | std l2r | Δ l2r | HCB b2w | "
-             "std b2w | Δ b2w |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for masking, rows in table.items():
-        for r in rows:
-            lines.append(
-                f"| {masking} | {r['step']} | {r['val_loss']:.3f} | {r['val_accuracy']:.3f} | "
-                f"{fmt(r['hcb-l2r'])} | {fmt(r['standard-l2r'])} | "
-                f"{fmt(r['hcb-l2r'] - r['standard-l2r'], 2)} "
-                f"({fmt(r['hcb-l2r@5'] - r['standard-l2r@5'], 2)}) | {fmt(r['hcb-b2w'])} | "
-                f"{fmt(r['standard-b2w'])} | {fmt(r['hcb-b2w'] - r['standard-b2w'], 2)} "
-                f"({fmt(r['hcb-b2w@5'] - r['standard-b2w@5'], 2)}) |")
-    lines += ["", "Training (per masking M, stage by stage through the same loop as):", "", "```",
-              f"infill train {a.family} {rel(corpus)} --out DIR --masking M --steps {a.steps} "
-              f"--batch-size 32 --lr {a.lr} --seed 0 {opt_str}", "```", "",
-              "Benchmark of each stage (first stage shown):", "", "```"] + cmds + ["```", ""]
+    lines = _report(a, opts, corpus, table, cmds)
     a.table.parent.mkdir(parents=True, exist_ok=True)
     a.table.write_text("\n".join(lines))
     (a.out / "masking.json").write_text(json.dumps(table, indent=1))

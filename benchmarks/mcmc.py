@@ -2,7 +2,7 @@
 exact match and E_local of the returned fill, at matched wall time.
 
     OMP_NUM_THREADS=1 python benchmarks/mcmc.py [--models english,greek] [--examples 40]
-        [--gaps 2,4] [--window 32] [--beam 5] [--chains 4] [--budgets 1,4,16] [--seed 0]
+        [--gap-lengths 2,4] [--window 32] [--beam 5] [--chains 4] [--budgets 1,4,16] [--seed 0]
 
 Data: the held-out test split each builtin model was trained with (``infill.bench.data``), one
 random contiguous span of n model tokens per example (seeded as in ``infill bench``), the
@@ -14,11 +14,12 @@ Methods, per example:
   - ``hcb+rescore``: the HCB beam's completions re-ranked by E_local (lowest first).
   - ``mh@kx``: ``--chains`` MH chains, warm start = the greedy fill, single-site proposals from
     the masked conditionals, E_local target, temperature annealed linearly from 1 to 0.05 over
-    the run; the result is the lowest-energy state visited. Its epochs are chosen so that its
+    the run; the result is the lowest-energy state visited. Its sweeps are chosen so that its
     wall time is about k times the HCB beam's wall time on the same example (calibrated by a
-    one-epoch run, not counted); k = 1 is "the same wall time". The table reports the wall time
+    one-sweep run, not counted); k = 1 is "the same wall time". The table reports the wall time
     actually used.
-  - ``mh-Eep`` (``--fixed-epochs E``): the same sampler run for E epochs whatever the time.
+  - ``mh-Eep`` (``--fixed-sweeps E``; ``--fixed-epochs``, its old name, still read): the same
+    sampler run for E sweeps whatever the time.
 E_local of each method's top-1 is computed afterwards (not timed); ``gold`` is E_local of the
 true span, for reference (a result below it is a model error, not a search error).
 
@@ -87,23 +88,21 @@ def run_example(model, ids, start, n, beam, chains, budgets, fixed, seed):
     es, t_rs = timed(lambda: mcmc.energy(model, [filled(h.tokens) for h in hcb]))
     results["hcb+rescore"] = (tuple(hcb[int(es.argmin())].tokens), t_hcb + t_rs, {})
 
-    _, t_epoch = timed(lambda: mcmc.mh(model, masked, positions, epochs=1, chains=chains,
+    _, t_sweep = timed(lambda: mcmc.mh(model, masked, positions, sweeps=1, chains=chains,
                                        seed=seed))
+
+    def annealed(sweeps: int) -> tuple:
+        """MH annealed from 1 to MIN_T over ``sweeps``: (best tokens, seconds, statistics)."""
+        anneal = (1.0 - MIN_T) / (sweeps - 1) if sweeps > 1 else 0.0
+        res, t = timed(lambda: mcmc.mh(model, masked, positions, sweeps=sweeps, chains=chains,
+                                       anneal=anneal, min_temperature=MIN_T, seed=seed))
+        return res.best.tokens, t, {"sweeps": sweeps, "acceptance": res.acceptance_rate,
+                                    "novel": res.novel_rate}
+
     for k in budgets:
-        epochs = max(1, round(k * t_hcb / t_epoch))
-        anneal = (1.0 - MIN_T) / (epochs - 1) if epochs > 1 else 0.0
-        res, t = timed(lambda: mcmc.mh(model, masked, positions, epochs=epochs, chains=chains,
-                                       anneal=anneal, min_temperature=MIN_T, seed=seed))
-        results[f"mh@{k}x"] = (res.best.tokens, t, {"epochs": epochs,
-                                                   "acceptance": res.acceptance_rate,
-                                                   "novel": res.novel_rate})
-    for epochs in fixed:
-        anneal = (1.0 - MIN_T) / (epochs - 1) if epochs > 1 else 0.0
-        res, t = timed(lambda: mcmc.mh(model, masked, positions, epochs=epochs, chains=chains,
-                                       anneal=anneal, min_temperature=MIN_T, seed=seed))
-        results[f"mh-{epochs}ep"] = (res.best.tokens, t, {"epochs": epochs,
-                                                         "acceptance": res.acceptance_rate,
-                                                         "novel": res.novel_rate})
+        results[f"mh@{k}x"] = annealed(max(1, round(k * t_hcb / t_sweep)))
+    for sweeps in fixed:
+        results[f"mh-{sweeps}ep"] = annealed(sweeps)
     # energies of every returned fill and of the gold, in one batched call (not timed)
     names = list(results)
     energies = mcmc.energy(model, [filled(results[m][0]) for m in names] + [filled(gold)])
@@ -155,13 +154,13 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="english,greek")
     ap.add_argument("--examples", type=int, default=40, help="test texts per model")
-    ap.add_argument("--gaps", default="2,4")
+    ap.add_argument("--gap-lengths", "--gaps", dest="gaps", default="2,4")
     ap.add_argument("--window", type=int, default=32, help="context window in tokens")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--budgets", default="1,4,16", help="MH wall time in multiples of HCB's")
-    ap.add_argument("--fixed-epochs", default="",
-                    help="also run MH for these numbers of epochs regardless of time, e.g. 16")
+    ap.add_argument("--fixed-sweeps", "--fixed-epochs", dest="fixed_sweeps", default="",
+                    help="also run MH for these numbers of sweeps regardless of time, e.g. 16")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "mcmc")
     ap.add_argument("--report-only", action="store_true",
@@ -170,7 +169,7 @@ def main() -> None:
     torch.manual_seed(a.seed)
     gaps = [int(g) for g in a.gaps.split(",")]
     budgets = [int(b) for b in a.budgets.split(",")]
-    fixed = [int(e) for e in a.fixed_epochs.split(",") if e]
+    fixed = [int(e) for e in a.fixed_sweeps.split(",") if e]
     a.out.mkdir(parents=True, exist_ok=True)
     methods = ["hcb", "standard", "hcb+rescore"] + [f"mh@{k}x" for k in budgets] \
         + [f"mh-{e}ep" for e in fixed] + ["gold"]

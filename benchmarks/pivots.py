@@ -32,7 +32,7 @@ def main() -> None:
     for name in a.models.split(","):
         out = a.out / name
         args = [name.split("-")[0], "--model", f"builtin:{name}", "--split", "test", "--examples",
-                str(a.examples), "--gaps", ",".join(map(str, GAPS)), "--methods",
+                str(a.examples), "--gap-lengths", ",".join(map(str, GAPS)), "--methods",
                 f"hcb-{a.order},standard-{a.order}", "--pivot", "all", "--beam-size", str(a.beam),
                 "--top-k", "1", "--batch-size", "24", "--device", "cpu", "--out", rel(out),
                 "--no-progress"]

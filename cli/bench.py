@@ -32,7 +32,8 @@ def _old(flag: str, new: str, param: str, kind: type = int):
 @_field("split")
 @_field("family")
 @examples_option
-@_field("gaps")
+@_field("gap_lengths")
+@_old("--gaps", "--gap-lengths", "gaps_alias")
 @_field("methods", help=f"Comma-separated methods: {method_names()}.")
 @_field("beam_size", "--beam", "-b")
 @_old("--beams", "--beam-size", "beams_alias")
@@ -52,8 +53,8 @@ def _old(flag: str, new: str, param: str, kind: type = int):
 @progress_option
 @json_option
 @clean_errors
-def bench(out, beams_alias, topk_alias, examples, compile_model, overwrite, progress, as_json,
-          **params):
+def bench(out, beams_alias, topk_alias, gaps_alias, examples, compile_model, overwrite, progress,
+          as_json, **params):
     """Benchmark infilling decoders on DATA.
 
     DATA is a corpus name (english, greek, protein: see --data-dir), a text file (one example per
@@ -71,7 +72,8 @@ def bench(out, beams_alias, topk_alias, examples, compile_model, overwrite, prog
         check_text(p, "--pivot")
     args = request_args(BenchRequest, params)
     args.update(examples=examples or None, beam_size=beams_alias or args["beam_size"],
-                top_k=topk_alias or args["top_k"], compile=compile_model)
+                top_k=topk_alias or args["top_k"], compile=compile_model,
+                gap_lengths=gaps_alias or args["gap_lengths"])
     config = BenchRequest(**args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

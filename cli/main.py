@@ -12,6 +12,8 @@ from .errors import InfillGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench:bench", "Benchmark infilling decoders on DATA."),
+    "check": ("check:check",
+              "Flag doubtful readings: written tokens much less probable than an alternative."),
     "corpus": ("corpus:corpus", "Show where the named corpora are, or rebuild one."),
     "joint": ("joint:joint", "Pairwise joints (MLM, MRF-L, MRF, HCB, AG) derived from a masked LM."),
     "models": ("models:models",

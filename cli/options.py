@@ -61,7 +61,7 @@ def field_option(request, name: str, *aliases: str, **overrides):
         kw["type"] = _click_type(spec)
         if field.default is None:
             kw["show_default"] = False
-        if spec.many:                   # a grid axis: comma-separated, e.g. --gaps 2,3,4
+        if spec.many:                   # a grid axis: comma-separated, e.g. --gap-lengths 2,3,4
             kw.update(type=ListType(spec.kind), default=",".join(map(str, field.default)))
     kw.update(overrides)
     return click.option(*decls, *aliases, name, **kw)
@@ -125,6 +125,16 @@ def deprecated(old: str, new: str):
             click.echo(f"Warning: {old} is deprecated; use {new}", err=True)
         return value
     return callback
+
+
+def read_aliases(params: dict, aliases: dict[str, str]) -> dict:
+    """``params`` with the value of each hidden old spelling given (``aliases``: its parameter
+    -> the current one's; warned of when parsed) moved to the current parameter."""
+    for alias, name in aliases.items():
+        value = params.pop(alias, None)
+        if value is not None:
+            params[name] = value
+    return params
 
 
 model_option = click.option(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .errors import CLIError, InfillCommand, clean_errors
+from .readings import APP_READINGS_HELP, READINGS_HELP
 from .status import defaults_line, progress_option, say
 from .options import (GapLengthType, SafePath, deprecated, device_options,
                       field_option, input_option, json_option, model_option, no_window_option,
@@ -65,6 +66,7 @@ def _fill(name: str, *aliases: str, **overrides):
 @_fill("gap", "-g", type=GapLengthType())
 @_fill("marker")
 @_fill("length_score")
+@_fill("length_beam")
 @decode_options
 @_fill("top_k", "-k")
 @seed_option
@@ -73,6 +75,7 @@ def _fill(name: str, *aliases: str, **overrides):
 @click.option("--allow-nonstandard", is_flag=True,
               help="Protein models: allow non-standard residues (X, B, U, Z, O) as fills.")
 @_fill("region")
+@_fill("unclear")
 @no_window_option
 @click.option("--view", type=click.Choice(["table", "aligned"]), default="table",
               show_default=True, help="table: ranked texts; aligned: the gap region of each "
@@ -91,18 +94,24 @@ def _fill(name: str, *aliases: str, **overrides):
 @click.option("--legend", is_flag=True,
               help="Explain the table's columns on stderr [default: the first time, on a "
                    "terminal].")
+@click.option("--readings", "readings", multiple=True, metavar="'A|B|...'",
+              help=READINGS_HELP)
+@click.option("--app-readings", is_flag=True, help=APP_READINGS_HELP)
 @json_option
 @progress_option
 @_fill("batch_size")
 @clean_errors
 def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_nonstandard,
-        no_window, view, fmt, hide_supplied, out, legend, as_json, progress, **params):
+        no_window, view, fmt, hide_supplied, out, legend, as_json, progress, readings,
+        app_readings, **params):
     """Fill each gap marker (default ___) in TEXT with --gap tokens and rank the completions.
 
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
     header's first word is the input's id), or EpiDoc TEI files (and folders of them): their
     editions' lost text is restored. '?' marks one character/residue to restore for the
-    Greek and protein models; the model's own mask token ([MASK], <mask>) works as a marker too.
+    Greek and protein models; the model's own mask token ([MASK], <mask>) works as a marker too;
+    #[ηιν] is one character (residue) to restore limited to those letters (--unclear restore
+    also restores each Leiden underdotted letter, and an EpiDoc <unclear>, among its look-alikes).
     An input that cannot be filled is reported (stderr, and "error" in --json) and the others
     go on; the exit code is then 2.
 
@@ -125,6 +134,9 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
                           **request_args(FillRequest, params))
     options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
     epidoc = _epidoc_inputs(texts, input_file, fmt, hide_supplied, out)
+    if readings or app_readings:
+        return _run_readings(texts, input_file, model, load(model, device, shard, **options),
+                             epidoc, readings, app_readings, request, fmt, out, hide_supplied)
     if epidoc is not None:
         from .epidoc import run_epidoc
         return run_epidoc(load(model, device, shard, **options), model, epidoc, request, fmt,
@@ -140,6 +152,27 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard,
                           legend)
     finish(shard, failed, len(job.inputs))
+
+
+def _run_readings(texts, input_file, model: str, lm, epidoc, readings, app_readings, request,
+                  fmt: str, out, hide_supplied: bool) -> None:
+    """--readings (typed, one text) or --app-readings (EpiDoc files' <app> readings)."""
+    from .readings import run_app_readings, run_readings
+    if readings and app_readings:
+        raise CLIError("give --readings (typed readings of one text) or --app-readings (an "
+                       "EpiDoc file's <app> readings), not both")
+    if hide_supplied:
+        raise CLIError("--hide-supplied restores supplements; readings are scored with "
+                       "--readings or --app-readings alone")
+    if app_readings:
+        if epidoc is None:
+            raise CLIError("--app-readings reads EpiDoc files (TEI XML); for a typed text "
+                           "give --readings 'a|b' per lacuna")
+        return run_app_readings(lm, model, epidoc, request, fmt, out)
+    if epidoc is not None:
+        raise CLIError("an EpiDoc file's readings come from its <app> entries: use "
+                       "--app-readings")
+    return run_readings(lm, model, io.read_records(texts, input_file), readings, request, fmt)
 
 
 def _epidoc_inputs(texts, input_file, fmt: str, hide_supplied: bool, out):

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import click
 
-from .errors import CLIError, InfillCommand, clean_errors
+from .errors import InfillCommand, clean_errors
 from .status import progress_option, say
-from .options import (FiniteFloat, deprecated, device_options, field_option, gap_options,
-                      input_option, json_option, model_option, no_window_option, request_args,
-                      seed_option, speed_options, temperature_type)
-from infill.fields import MAX_TEMPERATURE
+from .options import (deprecated, device_options, field_option, gap_options, input_option,
+                      json_option, model_option, no_window_option, read_aliases, request_args,
+                      seed_option, speed_options, stack, temperature_type)
 from infill.lazy import LazyModule
-from infill.requests import RescoreRequest, SampleRequest
+from infill.requests import MAX_SWEEPS, RescoreRequest, SampleRequest
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 
-MAX_EPOCHS = 1_000_000
-MAX_CHAINS = 4096
+ALIASES = {"temperature_alias": "target_temperature", "order_alias": "sweep_order",
+           "epochs_alias": "sweeps", "top_alias": "top_k"}
+"""The hidden old spellings of sample's options -> the parameter each sets."""
+
+run_options = stack(device_options, speed_options, no_window_option, json_option,
+                    progress_option, clean_errors)
+"""The options of how both commands run and print, last on the command line."""
 
 
 def _styled(s, color: bool) -> str:
@@ -35,17 +39,19 @@ def _styled(s, color: bool) -> str:
 @input_option()
 @gap_options
 @field_option(SampleRequest, "energy")
-@field_option(SampleRequest, "proposal_temperature", type=temperature_type())
+@field_option(SampleRequest, "proposal_temperature")
 @field_option(SampleRequest, "top_p")
 @field_option(SampleRequest, "block")
 @field_option(SampleRequest, "block_schedule")
-@field_option(SampleRequest, "target_temperature", type=temperature_type())
+@field_option(SampleRequest, "target_temperature")
 @click.option("--temperature", "temperature_alias", default=None, hidden=True,
               type=temperature_type(), callback=deprecated("--temperature", "--target-temperature"))
-@field_option(SampleRequest, "anneal", type=FiniteFloat(min=0, max=MAX_TEMPERATURE))
-@field_option(SampleRequest, "min_temperature", type=temperature_type())
-@field_option(SampleRequest, "epochs", type=click.IntRange(1, MAX_EPOCHS))
-@field_option(SampleRequest, "chains", type=click.IntRange(1, MAX_CHAINS))
+@field_option(SampleRequest, "anneal")
+@field_option(SampleRequest, "min_temperature")
+@field_option(SampleRequest, "sweeps")
+@click.option("--epochs", "epochs_alias", default=None, hidden=True,
+              type=click.IntRange(1, MAX_SWEEPS), callback=deprecated("--epochs", "--sweeps"))
+@field_option(SampleRequest, "chains")
 @field_option(SampleRequest, "burn_in")
 @field_option(SampleRequest, "sweep_order")
 # --sweep-order's former name, still read without a warning for now (scripts use it)
@@ -59,15 +65,9 @@ def _styled(s, color: bool) -> str:
 @click.option("--top", "top_alias", default=None, hidden=True, type=click.IntRange(min=1),
               callback=deprecated("--top", "--top-k"))
 @seed_option
-@device_options
-@speed_options
-@no_window_option
-@json_option
-@progress_option
-@clean_errors
-def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias, top_k,
-           top_alias, device, dtype, quantize, compile_model, no_window, as_json, progress,
-           **options):
+@run_options
+def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compile_model,
+           no_window, as_json, progress, **params):
     """Sample fills for each gap marker in TEXT by Metropolis–Hastings on the model's energy.
 
     Prints the distinct samples, lowest energy (best) first, with their energy and
@@ -77,20 +77,16 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
     others go on (exit code 2 at the end).
 
     \b
-    infill sample --chains 2 --epochs 5 "To be, or not to ___, that is the question."
-    infill sample --anneal 0.2 --epochs 5 --json "Friends, Romans, countrymen, lend me your ___"
+    infill sample --chains 2 --sweeps 5 "To be, or not to ___, that is the question."
+    infill sample --anneal 0.2 --sweeps 5 --json "Friends, Romans, countrymen, lend me your ___"
     """
+    from .ranks import finish
     from infill.defaults import fixed_gap
-    from infill.jobs.sample import sample_inputs
     from infill.parallel import current
-    from infill.progress import follow, progress as progress_bar
     from infill.runner import load
 
-    top = top_alias or top_k
-    for alias, name in ((temperature_alias, "target_temperature"), (order_alias, "sweep_order")):
-        if alias is not None:
-            options[name] = alias
-    opts = SampleRequest(**request_args(SampleRequest, options))
+    params = read_aliases(params, ALIASES)
+    opts = SampleRequest(**request_args(SampleRequest, params))
     shard = current()
     records = io.read_records(texts, input_file)
     lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
@@ -99,28 +95,38 @@ def sample(texts, model, input_file, gap, marker, temperature_alias, order_alias
         say(gap_note)
     long_inputs = io.LongInputs(
         lm, no_window, "sampled in the longest context window centred on the gaps")
-    # under torchrun, rank r samples inputs r, r + N, ...; rank 0 prints them in order;
-    # one input has its bar too: sampling it can take minutes
+    results = _sampled(lm, model, records, opts, gap, marker, long_inputs, shard, progress)
+    failed = (_print_samples(results, opts, params["top_k"], as_json, long_inputs)
+              if shard.main else None)
+    finish(shard, failed, len(records), verb="sampled")
+
+
+def _sampled(lm, model: str, records, opts: SampleRequest, gap: int, marker: str,
+             long_inputs: io.LongInputs, shard, progress) -> list | None:
+    """Every input's samples (rank 0; None on the others), with a bar over the inputs and one
+    over the sweeps of the input being sampled (it can take minutes) where ``progress``."""
+    from infill.jobs.sample import sample_inputs
+    from infill.progress import follow, progress as progress_bar
+
     shown = progress if shard.main else False
-    # a second bar follows the epochs (sweeps) of the input being sampled
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
                       enabled=shown) as bar, \
-            progress_bar(total=opts.epochs, desc="epochs", unit="epoch", enabled=shown,
+            progress_bar(total=opts.sweeps, desc="sweeps", unit="sweep", enabled=shown,
                          leave=False) as sweeps, io.LongInputs.quiet():
-        results = sample_inputs(lm, records, opts, gap=gap, marker=marker,
-                                window=long_inputs.window, name=model, shard=shard,
-                                progress=bar, on_epoch=follow(sweeps))
-    if not shard.main:
-        raise SystemExit(2 if shard.broadcast(None) else 0)
-    failed = sum(s.error is not None for s in results)
-    shard.broadcast(failed)
+        return sample_inputs(lm, records, opts, gap=gap, marker=marker,
+                             window=long_inputs.window, name=model, shard=shard,
+                             progress=bar, on_sweep=follow(sweeps))
+
+
+def _print_samples(results: list, opts: SampleRequest, top: int, as_json: bool,
+                   long_inputs: io.LongInputs) -> int:
+    """Rank 0 prints every input's samples in input order; the number that failed."""
     long_inputs.note(any(s.error is None and s.result.windows for s in results))
     color = io.use_color()
     for n, s in enumerate(results, 1):
         s.error = long_inputs.error(s.error, s.error_field)
         _print_sample(n, s, opts, top, as_json, color)
-    if failed:
-        raise CLIError(f"{failed} of {len(records)} input(s) could not be sampled (see above)")
+    return sum(s.error is not None for s in results)
 
 
 def _print_sample(n: int, s, opts: SampleRequest, top: int, as_json: bool, color: bool) -> None:
@@ -136,7 +142,7 @@ def _print_sample(n: int, s, opts: SampleRequest, top: int, as_json: bool, color
         return
     kind = "Gibbs (always accept)" if opts.gibbs else "MH"
     click.echo(f"[{n}] {rec.header or rec.text}")
-    click.echo(f"  {kind}, energy {opts.energy}: {opts.chains} chains x {opts.epochs} epochs, "
+    click.echo(f"  {kind}, energy {opts.energy}: {opts.chains} chains x {opts.sweeps} sweeps, "
                f"acceptance {res.acceptance_rate:.3f}, novel {res.novel_rate:.3f}, "
                f"{len(res.samples)} distinct")
     click.echo(f"  {'rank':>4}  {'energy':>10}  {'visits':>6}  sample")
@@ -156,12 +162,7 @@ def _print_sample(n: int, s, opts: SampleRequest, top: int, as_json: bool, color
 @field_option(RescoreRequest, "energy")
 @click.option("--top-k", "-k", "top_k", default=None, type=click.IntRange(min=1),
               help="Show only the k lowest-energy texts [default: all].")
-@device_options
-@speed_options
-@no_window_option
-@json_option
-@progress_option
-@clean_errors
+@run_options
 def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, compile_model,
             no_window, as_json, progress):
     """Rank complete texts (e.g. the completions of a beam) by energy, lowest first.
@@ -176,6 +177,7 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"
     infill run --json -k 5 "Now is the winter of our ___" | jq -r '.completions[].text' | infill rescore
     """
+    from .ranks import finish
     from infill.jobs.rescore import rescore_inputs
     from infill.parallel import current
     from infill.progress import progress as progress_bar
@@ -191,17 +193,20 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
                       enabled=shown) as bar, io.LongInputs.quiet():
         ranking = rescore_inputs(lm, records, energy=energy, window=long_inputs.window,
                                  name=model, shard=shard, progress=bar)
-    if shard.broadcast(None if ranking is None else bool(ranking.failed)) and not shard.main:
-        raise SystemExit(2)
-    if not shard.main:
-        return
+    failed = _print_ranking(ranking, top_k, as_json, long_inputs) if shard.main else None
+    finish(shard, failed, len(records), noun="text", verb="scored")
+
+
+def _print_ranking(ranking, top_k: int | None, as_json: bool,
+                   long_inputs: io.LongInputs) -> int:
+    """Rank 0: the texts' notes and errors on stderr, the ranking (``top_k`` rows; None: all) as
+    a table or JSON lines; the number of texts that could not be scored."""
     long_inputs.note(ranking.windowed)
     for t in ranking.texts:
         for note in t.notes:
             click.echo(f"note: text {t.id}: {note}", err=True)
         t.scored.error = long_inputs.error(t.scored.error, t.scored.error_field)
-    failed = ranking.failed
-    for t in failed:
+    for t in ranking.failed:
         click.echo(f"Error: text {t.id}: {t.error}", err=True)
     if as_json:
         for row in ranking.to_json(top_k):
@@ -211,5 +216,4 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
         for row in ranking.top(top_k):
             click.echo(f"  {row['rank']:>4}  {row['energy']:>10.4f}  "
                        f"{row['energy_per_token']:>8.4f}  {row['text']}")
-    if failed:
-        raise CLIError(f"{len(failed)} of {len(records)} text(s) could not be scored (see above)")
+    return len(ranking.failed)

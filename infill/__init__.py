@@ -18,6 +18,8 @@ _EXPORTS = {
     "decode": "infill.api", "fill": "infill.api", "fill_each": "infill.api",
     "load_model": "infill.api", "wrap_hf": "infill.api",
     "DecodeConfig": "infill.config",
+    "check": "infill.jobs.check", "CheckRequest": "infill.check_request",
+    "readings": "infill.jobs.readings",
     "Hypothesis": "infill.decoding.engine",
     "ConfigError": "infill.errors", "InfillError": "infill.errors", "InputError": "infill.errors",
     "ModelLoadError": "infill.errors",

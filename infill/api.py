@@ -27,6 +27,7 @@ from infill.decoders import DECODERS
 from infill.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
 from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
+from infill.decoding.letters import apply_letters
 from infill.decoding.lengths import variants as length_variants
 from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
@@ -37,11 +38,13 @@ from infill.defaults import Defaults, resolve_fill
 
 @dataclass(frozen=True)
 class Position:
-    """One filled position of a completion: which ``gap``, the character offset ``index`` of its
-    token in the completion's text, the ``token`` string (and ``token_id``), the model's ``logq``
-    of that token at the step it was placed, ``prob`` = exp(logq), and that ``step``."""
+    """One filled position of a completion: the ``gap_index`` of its gap (0: the text's first
+    gap), the character offset ``index`` of its token in the completion's text, the ``token``
+    string (and ``token_id``), the model's ``logq`` of that token at the step it was placed,
+    ``prob`` = exp(logq), and that ``step``. (``gap``, its old name, is read with a
+    DeprecationWarning, and written beside it in JSON, until 0.3.0.)"""
 
-    gap: int
+    gap_index: int
     index: int
     token: str
     token_id: int
@@ -49,9 +52,19 @@ class Position:
     prob: float
     step: int
 
+    @property
+    def gap(self) -> int:
+        """Deprecated: :attr:`gap_index` (``gap`` names a stretch to fill, not its index)."""
+        warnings.warn("Position.gap is now gap_index; 'gap' will be removed in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return self.gap_index
+
     def to_json(self) -> dict:
-        return {"gap": self.gap, "index": self.index, "token": self.token,
-                "token_id": self.token_id, "logq": self.logq, "prob": self.prob, "step": self.step}
+        """The position's JSON (``gap``: the deprecated copy of ``gap_index``, kept until
+        0.3.0 so that readers of the old key go on working)."""
+        return {"gap_index": self.gap_index, "gap": self.gap_index, "index": self.index,
+                "token": self.token, "token_id": self.token_id, "logq": self.logq,
+                "prob": self.prob, "step": self.step}
 
 
 @dataclass(frozen=True)
@@ -136,14 +149,15 @@ def _id_rows(model: MaskedLM, batch: list) -> list[list[int]]:
 
 
 def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
-                config: DecodeConfig) -> list[list[Hypothesis]]:
+                config: DecodeConfig, allowed: list | None = None) -> list[list[Hypothesis]]:
     """The configured decoder (a registered strategy, :mod:`infill.decoders`) on a
-    batch of id sequences (see :func:`decode`)."""
-    return _run_decoder(model, inputs, gaps, config)
+    batch of id sequences (see :func:`decode`); ``allowed``: per input None or the [n, V]
+    tokens each gap position may take."""
+    return _run_decoder(model, inputs, gaps, config, allowed=allowed)
 
 
 def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, positions=None,
-           gaps=None, **options):
+           gaps=None, letters=None, **options):
     """Token-level decoding. ``input_ids``: a 1-D sequence (or a list of them) holding
     ``model.mask_id`` at every gap position. Returns ranked :class:`Hypothesis` objects (a list per
     input when given a list): ``.tokens`` at the gap positions in position order, ``.score`` the
@@ -152,7 +166,9 @@ def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, posit
     ``positions``: the positions to fill (a list of ints, or one such list per input; the name
     :func:`infill.mcmc.mh` uses too); default: every position holding ``model.mask_id``. Needed
     when the mask is also a text symbol the input holds as context (``model.mask_in_text``:
-    Ithaca's missing character ``-``). ``gaps``: its old name (deprecated).
+    Ithaca's missing character ``-``). ``gaps``: its old name (deprecated). ``letters``: the
+    tokens allowed at some gap positions, {position: a string of letters or a list of tokens /
+    ids} (one such dict per input when decoding several; :mod:`infill.decoding.letters`).
 
     ``config`` and/or keyword ``options`` (fields of :class:`DecodeConfig`: ``scorer``,
     ``order``, ``beam_size``, ``pivot``, ``sampling``, ``seed``, ...).
@@ -174,8 +190,25 @@ def decode(model: MaskedLM, input_ids, config: DecodeConfig | None = None, posit
                        for p in (g.tolist() if hasattr(g, "tolist") else g)) for g in positions):
             raise InputError("positions must be a list of positions (ints), one per input when "
                              "decoding several", field="positions")
-    out = run_decoder(model, _id_rows(model, batch), positions, config)
+    rows = _id_rows(model, batch)
+    allowed = _decode_letters(model, rows, positions, letters, single, config.allow_special)
+    out = run_decoder(model, rows, positions, config, allowed=allowed)
     return out[0] if single else out
+
+
+def _decode_letters(model: MaskedLM, rows: list[list[int]], positions, letters, single: bool,
+                    allow_special: bool) -> list | None:
+    """Per input the [n, V] masks of ``letters`` at its gap positions (None: no letters)."""
+    if letters is None:
+        return None
+    from infill.decoding.letters import position_masks
+    per = [letters] if single else list(letters) if isinstance(letters, Sequence) else None
+    if per is None or len(per) != len(rows):
+        raise InputError("letters: one {position: letters} dict per input when decoding several",
+                         field="letters")
+    return [position_masks(model, lt, sorted(positions[i]) if positions is not None else
+                           [t for t, w in enumerate(x) if w == model.mask_id], allow_special)
+            for i, (x, lt) in enumerate(zip(rows, per))]
 
 
 def _renamed_positions(positions, gaps):
@@ -209,6 +242,8 @@ class FillResult:
     options were chosen, not part of the result, so not compared."""
     length_score: str | None = None
     """How completions of several gap lengths were ranked together (None: one length)."""
+    length_beam: str | None = None
+    """How their lengths were searched, ``shared`` or ``each`` (None: one length)."""
     config: DecodeConfig | None = field(default=None, compare=False)
     """The decoding options that ran (every option resolved, :func:`resolve_fill`)."""
     gap: Any = field(default=None, compare=False)
@@ -217,6 +252,8 @@ class FillResult:
     """The model's name as the user gave it (the ``model`` of its JSON line)."""
     id: str | None = field(default=None, compare=False)
     """The input's id (a FASTA header's first word, else its number) when a job set it."""
+    letters: list | None = field(default=None, compare=False)
+    """The letter sets its gaps were restricted to (:mod:`infill.decoding.letters`), if any."""
 
     def to_json(self) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
@@ -226,16 +263,21 @@ class FillResult:
             config["defaults"] = self.defaults.to_json()
         if self.length_score is not None:
             config["length_score"] = self.length_score
+            config["length_beam"] = self.length_beam
         gap = list(self.gap) if isinstance(self.gap, tuple) else self.gap
-        return {"id": self.id, "input": self.input, "model": self.model, "config": config,
-                "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
-                "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
+        out = {"id": self.id, "input": self.input, "model": self.model, "config": config,
+               "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
+               "completions": [c.to_json(r) for r, c in enumerate(self.completions, 1)]}
+        if self.letters is not None:
+            out["letters"] = self.letters
+        return out
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]",
          gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
          config: DecodeConfig | None = None, window: bool = True, length_score: str | None = None,
-         **options) -> list[list[Completion]]:
+         length_beam: str | None = None, letters: list | None = None, **options
+         ) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
     (None: the model's recommended gap, :mod:`infill.defaults` -- builtin:english: one whole
     word -- else 1).
@@ -244,7 +286,12 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     length), ``"word"`` (one whole word of 1-3 word pieces, WordPiece models), or a list with one
     of these per marker: every combination of lengths is decoded and all completions are ranked
     together by ``length_score`` ("pll" | "pll-gap" | "per-char", :mod:`infill.decoding.lengths`),
-    whose value each completion carries as ``rank_score``.
+    whose value each completion carries as ``rank_score``. ``length_beam``: "shared" (the
+    combinations share one beam: the B best hypotheses of any lengths live on at each step),
+    "each" (a beam per combination: combinations x the work) or None (the model's choice, else
+    "each"). ``letters``: the tokens allowed
+    at some gap positions, one entry per gap (None, or per position None / a string of letters /
+    a list of tokens; :mod:`infill.decoding.letters`), the same for every input.
 
     Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first. A
     ``top_k`` above the beam size raises the beam size to ``top_k``. An input longer than the
@@ -254,7 +301,8 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     """
     texts = [text] if isinstance(text, str) else _text_list(text)
     results = fill_each(model, texts, gap, top_k, marker, config, window, _raise=True,
-                        length_score=length_score, **options)
+                        length_score=length_score, length_beam=length_beam, letters=letters,
+                        **options)
     return [r.completions for r in results]
 
 
@@ -269,7 +317,8 @@ def _text_list(texts) -> list:
 def fill_each(model: MaskedLM, texts: Sequence[str],
               gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
               config: DecodeConfig | None = None, window: bool = True, _raise: bool = False,
-              length_score: str | None = None, **options) -> list[FillResult]:
+              length_score: str | None = None, length_beam: str | None = None,
+              letters: list | None = None, **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
     the others are decoded together as usual. Options left out (None: the scorer, the order,
@@ -277,7 +326,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     (``FillResult.defaults``); an explicit choice always wins."""
     decode = DecodeConfig.from_options(config, **options)
     request = FillRequest(decode=decode, top_k=top_k, gap=gap, marker=marker, window=window,
-                          length_score=length_score)
+                          length_score=length_score, length_beam=length_beam, letters=letters)
     request, defaults = resolve_fill(model, request)
     return fill_resolved(model, texts, request, defaults, _raise=_raise)
 
@@ -289,16 +338,20 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defa
     config, top_k, gap = request.decode, request.top_k, request.gap
     texts = _fill_texts(texts)
     lengths = _fill_lengths(model, gap, config, request.length_score)
-    results = [FillResult(t, [], defaults=defaults, config=config, gap=gap) for t in texts]
+    results = [FillResult(t, [], defaults=defaults, config=config, gap=gap,
+                          letters=getattr(request, "letters", None)) for t in texts]
     jobs, found = _plan_jobs(model, texts, lengths, request.marker, request.window, config,
-                             results, _raise)
+                             results, _raise, letters=getattr(request, "letters", None))
     if not jobs:
         return results
-    hyps = _decode_jobs(model, jobs, found, config)
+    hyps = _decode_jobs(model, jobs, found, config, request.length_beam)
+    several = {i for i, v in found if v > 0}                 # inputs whose lengths compete
     for i, items in _ranked(jobs, hyps, found, config.beam_size, top_k).items():
-        results[i].completions = _completions(model, items, request.length_score, top_k)
-        if results[i].completions and results[i].completions[0].rank_score is not None:
+        results[i].completions = _completions(model, items, request.length_score, top_k,
+                                              i in several)
+        if i in several:
             results[i].length_score = request.length_score
+            results[i].length_beam = request.length_beam
     return results
 
 
@@ -332,19 +385,20 @@ def _fill_lengths(model: MaskedLM, gap, config: DecodeConfig, length_score: str)
 
 
 def _plan_jobs(model: MaskedLM, texts: list[str], lengths, marker: str, window: bool,
-               config: DecodeConfig, results: list[FillResult], _raise: bool
+               config: DecodeConfig, results: list[FillResult], _raise: bool,
+               letters: list | None = None
                ) -> tuple[list[_Job], dict[tuple[int, int], Variant]]:
     """The decoder jobs of every input (one per length variant and context window) and each
     (input, variant)'s :class:`Variant`. An input's error, notes and windows go into its
     result (``_raise``: the first error raises); a :class:`LongInputWarning` counts the inputs
-    that needed windows."""
+    that needed windows. ``letters``: the letter sets of every input's gaps."""
     jobs: list[_Job] = []
     found: dict[tuple[int, int], Variant] = {}
     windowed = 0
     for i, t in enumerate(texts):
         try:
             planned = _plan_input(model, check_text(t, f"input {i + 1}"), lengths, marker,
-                                  window, config)
+                                  window, config, letters)
         except InfillError as e:
             if _raise:
                 raise
@@ -373,20 +427,45 @@ def _job_positions(enc: Encoding, w: Window) -> list[int]:
 
 
 def _decode_jobs(model: MaskedLM, jobs: list[_Job], found: dict[tuple[int, int], Variant],
-                 config: DecodeConfig) -> list[list[Hypothesis]]:
-    """Every job's hypotheses, the jobs decoded together in batches of similar length."""
+                 config: DecodeConfig, length_beam: str = "each") -> list[list[Hypothesis]]:
+    """Every job's hypotheses, the jobs decoded together in batches of similar length; with
+    ``length_beam="shared"`` the length variants of an input share one beam
+    (:func:`_beam_groups`)."""
     inputs, gaps, allowed = [], [], []
     for key, enc, w, lo, hi in jobs:
         inputs.append(w.ids(enc.input_ids, lo, hi))
         gaps.append([p - w.left + lo for k in w.gaps for p in enc.gaps[k]])
         allowed.append(_slot_allowed(model, found[key], _job_positions(enc, w)))
+    group = _beam_groups(jobs, length_beam == "shared" and config.sampling is None)
+    members: dict[int, list[int]] = {}
+    for j, g in enumerate(group):
+        members.setdefault(g, []).append(j)
+    keys = list(members)
     hyps: list = [None] * len(inputs)
-    for bucket in length_buckets([len(x) for x in inputs]):
-        for j, h in zip(bucket, _run_decoder(model, [inputs[j] for j in bucket],
-                                             [gaps[j] for j in bucket], config,
-                                             allowed=[allowed[j] for j in bucket])):
+    for bucket in length_buckets([max(len(inputs[j]) for j in members[g]) for g in keys]):
+        idx = [j for b in bucket for j in members[keys[b]]]
+        shared = [group[j] for j in idx] if len(idx) > len(bucket) else None
+        for j, h in zip(idx, _run_decoder(model, [inputs[j] for j in idx], [gaps[j] for j in idx],
+                                          config, allowed=[allowed[j] for j in idx],
+                                          groups=shared)):
             hyps[j] = h
     return hyps
+
+
+def _beam_groups(jobs: list[_Job], share: bool) -> list[int]:
+    """A group id per job: the length variants of one input share a group (one beam) when
+    ``share`` and each variant is decoded in one window (a windowed input's windows are
+    combined afterwards, which a shared beam cannot rank); else every job its own."""
+    per_key = Counter(key for key, *_ in jobs)
+    variants = Counter(i for i, _ in per_key)
+    windowed = {i for (i, _), n in per_key.items() if n > 1}
+    ids: dict = {}
+    out = []
+    for j, (key, *_) in enumerate(jobs):
+        i = key[0]
+        together = share and variants[i] > 1 and i not in windowed
+        out.append(ids.setdefault(("input", i) if together else ("job", j), len(ids)))
+    return out
 
 
 def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[int, int], Variant],
@@ -412,12 +491,15 @@ def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[in
 
 
 def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,
-                config: DecodeConfig) -> list[tuple[Variant, list[Window], int, int]]:
-    """Each length variant of one input (one, for a fixed gap) with its context windows."""
+                config: DecodeConfig, letters: list | None = None
+                ) -> list[tuple[Variant, list[Window], int, int]]:
+    """Each length variant of one input (one, for a fixed gap) with its context windows and
+    the tokens ``letters`` allows at its gap positions (:mod:`infill.decoding.letters`)."""
     if isinstance(lengths, int):
         found = [Variant((), model.encode(text, lengths, marker))]
     else:
         found = length_variants(model, text, lengths, marker)
+    apply_letters(model, found, letters, config.allow_special)
     out = []
     for var in found:
         enc = var.encoding
@@ -436,11 +518,12 @@ def _slot_allowed(model: MaskedLM, var: Variant, positions: list[int]):
 
 
 def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], length_score: str,
-                 top_k: int) -> list[Completion]:
-    """The completions of one input; with several length variants, ranked together by the
-    length score (each keeps it as ``rank_score``), computed only for the completions that can
-    reach the top ``top_k`` (:func:`infill.length_ranking.rank`, exact)."""
-    if len({id(var) for var, _ in items}) == 1:
+                 top_k: int, several: bool) -> list[Completion]:
+    """The completions of one input; with ``several`` length variants, ranked together by the
+    length score (each keeps it as ``rank_score``, even when a shared beam kept one length
+    only), computed only for the completions that can reach the top ``top_k``
+    (:func:`infill.length_ranking.rank`, exact)."""
+    if not several:
         return [complete(model, var.encoding, h) for var, h in items]
     from infill.length_ranking import rank
     chars = [0] * len(items)
@@ -515,7 +598,8 @@ def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
         for j, (p, t) in enumerate(zip(g, toks)):
             i = rank_of[p]
             lq = float(hyp.logq[i]) if hyp.logq else float("nan")
-            positions.append(Position(gap=k, index=int(r.offsets[k][j]), token=model.id_to_token(t),
+            positions.append(Position(gap_index=k, index=int(r.offsets[k][j]),
+                                      token=model.id_to_token(t),
                                       token_id=int(t), logq=lq, prob=math.exp(lq),
                                       step=int(hyp.steps[i]) if hyp.steps else -1))
     text, fills, accented = r.text, list(r.fills), []

@@ -22,7 +22,7 @@ from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
-           "resolve_length_score"]
+           "resolve_length_score", "resolve_length_beam"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -33,7 +33,8 @@ FIELDS = ("scorer", "order")
 class Recommendation:
     """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``);
     ``gap``: a gap marker's length when the user gives none (None: infill's, 1);
-    ``length_score``: how fills of different lengths are ranked together (None: infill's, pll)."""
+    ``length_score``: how fills of different lengths are ranked together (None: infill's, pll);
+    ``length_beam``: how their lengths are searched (None: infill's, ``each``)."""
 
     scorer: str
     order: str
@@ -41,6 +42,7 @@ class Recommendation:
     source: str = "infill"
     gap: int | str | None = None
     length_score: str | None = None
+    length_beam: str | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -107,7 +109,8 @@ def recommendation(model) -> Recommendation:
         raise ModelLoadError(f"{path}: expected {{\"scorer\": one of {', '.join(SCORERS)}, "
                              f"\"order\": one of {', '.join(ORDERS)}, \"why\": text}}")
     return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label,
-                          _gap(data.get("gap"), path), _length_score(data.get("length_score"), path))
+                          _gap(data.get("gap"), path), _length_score(data.get("length_score"), path),
+                          _length_beam(data.get("length_beam"), path))
 
 
 def _length_score(kind, path: Path) -> str | None:
@@ -115,6 +118,14 @@ def _length_score(kind, path: Path) -> str | None:
     if kind is not None and kind not in LENGTH_SCORES:
         raise ModelLoadError(f"{path}: \"length_score\" must be one of {', '.join(LENGTH_SCORES)}, "
                              f"got {kind!r}")
+    return kind
+
+
+def _length_beam(kind, path: Path) -> str | None:
+    from infill.names import LENGTH_BEAMS
+    if kind is not None and kind not in LENGTH_BEAMS:
+        raise ModelLoadError(f"{path}: \"length_beam\" must be one of {', '.join(LENGTH_BEAMS)}, "
+                             f"got {str(kind)[:40]!r}")
     return kind
 
 
@@ -168,9 +179,11 @@ def resolve_fill(model, request):
     config, defaults = resolve_defaults(model, request.decode)
     gap, defaults = resolve_gap(request.gap, defaults)
     length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
+    length_beam, defaults = resolve_length_beam(request.length_beam, gap, defaults)
     if request.top_k > config.beam_size:
         config = config.replace(beam_size=request.top_k)
-    return request.replace(decode=config, gap=gap, length_score=length_score), defaults
+    return request.replace(decode=config, gap=gap, length_score=length_score,
+                           length_beam=length_beam), defaults
 
 
 def resolve_gap(gap, defaults: Defaults):
@@ -189,14 +202,27 @@ def resolve_length_score(length_score: str | None, gap, defaults: Defaults):
     """``length_score`` as given, or (None) the model's recommended one, else infill's, ``pll``.
     The returned :class:`Defaults` records a recommended one as used when ``gap`` (resolved)
     ranks fills of several lengths. Returns ``(length_score, Defaults)``."""
+    return _ranking_option("length_score", length_score, gap, defaults, "pll")
+
+
+def resolve_length_beam(length_beam: str | None, gap, defaults: Defaults):
+    """``length_beam`` as given, or (None) the model's recommended one, else infill's, ``each``;
+    recorded in the returned :class:`Defaults` as :func:`resolve_length_score` records its
+    option. Returns ``(length_beam, Defaults)``."""
+    return _ranking_option("length_beam", length_beam, gap, defaults, "each")
+
+
+def _ranking_option(name: str, given, gap, defaults: Defaults, library: str):
+    """An option of fills of several lengths: as given, the model's, or ``library``'s."""
     rec = defaults.recommendation
-    if length_score is not None:
-        return length_score, defaults
-    if rec.length_score is None:
-        return "pll", defaults
+    recommended = getattr(rec, name)
+    if given is not None:
+        return given, defaults
+    if recommended is None:
+        return library, defaults
     if isinstance(gap, int) or (isinstance(gap, list) and all(isinstance(g, int) for g in gap)):
-        return rec.length_score, defaults
-    return rec.length_score, Defaults({**defaults.values, "length_score": rec.length_score}, rec)
+        return recommended, defaults
+    return recommended, Defaults({**defaults.values, name: recommended}, rec)
 
 
 def fixed_gap(gap: int | None, model) -> tuple[int, str | None]:

@@ -25,8 +25,8 @@ from infill.data.epidoc import Edition, Rendered, is_epidoc, read_edition
 from infill.data.epidoc_write import Reading, add_header, apply_readings, leiden, serialize
 from infill.errors import InfillError, InputError
 
-__all__ = ["EditionResult", "epidoc_output", "epidoc_paths", "leiden_output", "read_for_restore",
-           "readings_for", "restore_files"]
+__all__ = ["EditionResult", "edition_letters", "epidoc_output", "epidoc_paths", "leiden_output",
+           "read_for_restore", "readings_for", "restore_files"]
 
 GREEK_LANGS = ("grc", "el", "gr")
 MARKER = "\x00"
@@ -71,6 +71,7 @@ class EditionResult:
             config["defaults"] = self.defaults.to_json()
         if isinstance(self.request.gap, list):
             config["length_score"] = self.request.length_score
+            config["length_beam"] = self.request.length_beam
         return config
 
     def lacunae_json(self) -> list[dict]:
@@ -85,7 +86,7 @@ class EditionResult:
                     "lengths": list(lac.lengths) if lac.lengths else None,
                     "readings": [{"text": r.text, "prob": r.prob, "accented": r.accented}
                                  for r in rs]}
-            if lac.kind == "supplied":
+            if lac.kind in ("supplied", "unclear"):
                 item["editor"] = lac.editor
             out.append(item)
         return out
@@ -134,15 +135,16 @@ def _check_language(edition: Edition, model) -> None:
 
 
 def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
-                     edition: Edition | None = None) -> EditionResult:
+                     edition: Edition | None = None, unclear: str = "keep") -> EditionResult:
     """An EpiDoc file read for restoring (its ``error`` when it cannot be): the edition rendered
     for decoding -- a lacuna of uncertain length as the gap marker, decoded over its whole range
     (unless the combinations exceed ``MAX_VARIANTS``: then at their stated lengths) -- with notes
     on how; ``model`` (None: not checked) must read the edition's language; ``edition``: the
-    file already read."""
+    file already read; ``unclear="restore"``: its ``<unclear>`` letters are restored among
+    their look-alikes (:func:`edition_letters`)."""
     res = EditionResult(path, hide_supplied=hide_supplied)
     try:
-        ed = edition if edition is not None else read_edition(path, text)
+        ed = edition if edition is not None else read_edition(path, text, unclear=unclear)
         _check_language(ed, model)
     except InfillError as e:
         res.error = str(e).splitlines()[0]
@@ -174,7 +176,8 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
 
 
 def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: bool = False,
-                  window: bool = True, length_score: str | None = None) -> list[EditionResult]:
+                  window: bool = True, length_score: str | None = None,
+                  length_beam: str | None = None, unclear: str = "keep") -> list[EditionResult]:
     """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
     unreadable file or edition getting its ``error`` while the others are decoded together.
     Options left out take the model's recommendation, as for any fill
@@ -187,20 +190,23 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
 
     request, defaults = resolve_fill(model, FillRequest(
         decode=config if config is not None else DecodeConfig(), top_k=top_k, gap=1,
-        marker=MARKER, window=window, length_score=length_score))
+        marker=MARKER, window=window, length_score=length_score, length_beam=length_beam,
+        unclear=unclear))
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
-    results = [read_for_restore(str(p), t, model, hide_supplied) for p, t in pairs]
+    results = [read_for_restore(str(p), t, model, hide_supplied, unclear=unclear)
+               for p, t in pairs]
     for r in results:
         r.request, r.defaults = request, defaults
     todo = [r for r in results if r.error is None and r.rendered.restore]
-    # files whose uncertain lengths agree are decoded together (one gap range per marker)
-    groups: dict[tuple, list[EditionResult]] = {}
+    # files whose uncertain lengths (and letter sets) agree are decoded together
+    groups: dict[str, tuple[tuple, list | None, list[EditionResult]]] = {}
     for r in todo:
-        groups.setdefault(tuple(span for _, span in r.rendered.ranges), []).append(r)
+        key = (tuple(span for _, span in r.rendered.ranges), edition_letters(r))
+        groups.setdefault(repr(key), (*key, []))[2].append(r)
     filled: dict[int, object] = {}
-    for spans, rs in groups.items():
+    for spans, letters, rs in groups.values():
         texts = [r.rendered.text for r in rs]
-        ask = request.replace(gap=list(spans) or 1)
+        ask = request.replace(gap=list(spans) or 1, letters=letters)
         for r, f in zip(rs, fill_resolved(model, texts, ask, defaults)):
             filled[id(r)] = f
             r.request = ask
@@ -215,6 +221,27 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
         r.completions = f.completions
         r.readings = readings_for(r.rendered, f.completions, lexicon)
     return results
+
+
+def edition_letters(result: EditionResult) -> list | None:
+    """The letter sets of a rendered edition's gaps (``letters`` of :func:`infill.fill`): each
+    letter of an ``<unclear>`` read with ``unclear="restore"`` among its look-alikes
+    (:func:`infill.data.letters.lookalikes`); None when it has none."""
+    ed, rendered = result.edition, result.rendered
+    if ed is None or rendered is None or \
+            not any(ed.lacunae[k].kind == "unclear" for k, _, _ in rendered.restore):
+        return None
+    from infill.data.greek import normalize
+    from infill.data.letters import lookalikes
+    out: list = []
+    for run in runs(rendered):
+        entry: list = []
+        for k, n in run:
+            lac = ed.lacunae[k]
+            entry += ([lookalikes(c) for c in normalize(lac.editor, symbols=False)]
+                      if lac.kind == "unclear" else [None] * n)
+        out.append(entry if any(e is not None for e in entry) else None)
+    return out
 
 
 def _softmax(scores: list[float]) -> list[float]:
@@ -279,10 +306,13 @@ def describe(model_name: str, request, hide_supplied: bool) -> str:
     opts = request.decode.to_json()
     if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score
+        opts["length_beam"] = request.length_beam
     shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
     return (f"Lost text restored by infill with model {model_name}, decoder "
             f"{opts.get('decoder', 'beam')} ({shown}); top {request.top_k} readings"
-            + ("; the editors' supplements hidden and read afresh" if hide_supplied else ""))
+            + ("; the editors' supplements hidden and read afresh" if hide_supplied else "")
+            + ("; unclear letters restored among their look-alikes"
+               if getattr(request, "unclear", "keep") == "restore" else ""))
 
 
 def epidoc_output(result: EditionResult, model_name: str) -> str:

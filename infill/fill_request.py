@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from infill.config import DecodeConfig
 from infill.errors import ConfigError, InputError
 from infill.fields import MAX_BATCH_SIZE, Request, option
-from infill.names import LENGTH_SCORES, REGIONS
+from infill.data.letters import check_letters
+from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, UNCLEAR
 
 __all__ = ["FillRequest", "MAX_GAP_DIGITS", "check_gap_text"]
 
@@ -70,9 +71,24 @@ class FillRequest(Request):
                                       "per-char (the decoder's score per character). Default: the "
                                       "model's (builtin:english: pll-word), else pll.",
                                       choices=LENGTH_SCORES, optional=True)
+    length_beam: str | None = option(None, str, "How the lengths of gaps of uncertain length "
+                                     "are searched: shared (the length combinations of an input "
+                                     "share one beam: at each step the --beam-size best "
+                                     "hypotheses of any lengths live on) or each (every "
+                                     "combination its own beam: combinations x the work). "
+                                     "Default: the model's (builtin:greek: shared), else each.",
+                                     choices=LENGTH_BEAMS, optional=True)
     region: str | None = option(None, str, "Antibody models: redesign this IMGT region of each "
                                 "sequence (cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.",
                                 choices=REGIONS, optional=True, what="region")
+    letters: Any = option(None, str, "Letters allowed at gap positions: one entry per gap, None "
+                          "or a list with one entry per position (None: any; a string of "
+                          "letters or residues, or a list of tokens). In a text: #[ηιν] is one "
+                          "position to restore limited to those letters.", optional=True,
+                          skip=lambda v: v is not None)      # its shape: check_letters
+    unclear: str = option("keep", str, "Unclear letters (Leiden underdot, EpiDoc <unclear>): keep "
+                          "(read as the editor reads them) or restore (restored among their "
+                          "look-alikes in Greek capitals).", choices=UNCLEAR)
     window: bool = option(True, bool, "Decode an input longer than the model in context windows "
                           "(False: an error).")
     batch_size: int = option(32, int, "Inputs decoded together (one forward pass per step for "
@@ -80,6 +96,7 @@ class FillRequest(Request):
 
     def check(self) -> None:
         check_gap_text(self.gap)
+        check_letters(self.letters)
         if not isinstance(self.decode, DecodeConfig):
             raise ConfigError(f"decode must be a DecodeConfig, got {type(self.decode).__name__}",
                               field="decode")

@@ -9,7 +9,7 @@ tuples by ``tests/test_config.py``. In each tuple the first name is the default.
 from __future__ import annotations
 
 __all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
-           "LENGTH_SCORES", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
+           "LENGTH_SCORES", "LENGTH_BEAMS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
@@ -31,6 +31,12 @@ PIVOT_CONTEXTS = ("inject", "mask")
 LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
 """How completions of different lengths are ranked together (``length_score``;
 :mod:`infill.decoding.lengths`)."""
+LENGTH_BEAMS = ("shared", "each")
+"""How the length combinations of gaps of uncertain length are searched (``length_beam``;
+:func:`infill.decoding.engine.beam_search`'s ``groups``): one shared beam, or a beam each."""
+UNCLEAR = ("keep", "restore")
+"""How an unclear letter (Leiden underdot, EpiDoc ``<unclear>``) is read: as the editor reads it,
+or restored among its look-alikes (:mod:`infill.data.letters`)."""
 REGIONS = ("fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4")
 """The seven regions of an antibody V domain, N- to C-terminal (:mod:`infill.data.regions`)."""
 DTYPES = ("float32", "bf16", "fp16")

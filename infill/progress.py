@@ -58,7 +58,7 @@ def progress(iterable=None, total: int | None = None, desc: str = "", unit: str 
 
 def follow(bar):
     """A ``progress(done, total)`` callable that moves ``bar`` to ``done`` of ``total``; a count
-    that starts again (``done`` at or below the bar's) restarts the bar, e.g. the epochs of the
+    that starts again (``done`` at or below the bar's) restarts the bar, e.g. the sweeps of the
     next input's chains."""
     def moved(done: int, total: int) -> None:
         if done <= bar.n or bar.total != total:

@@ -18,17 +18,21 @@ from infill.fields import (AG_MAX_ITERATIONS, MAX_LENGTHS, MAX_SEED, MAX_TEMPERA
                            seed_option, spec_of, temperature_option)
 
 __all__ = ["Spec", "option", "Request", "SampleRequest", "RescoreRequest", "ServeLimits",
-           "ENERGIES", "SWEEP_ORDERS", "BLOCK_SCHEDULES", "INITS", "MAX_SEED", "MAX_TEMPERATURE",
-           "AG_MAX_ITERATIONS", "check_seed", "seed_option"]
+           "ENERGIES", "SWEEP_ORDERS", "BLOCK_SCHEDULES", "INITS", "MAX_SWEEPS", "MAX_CHAINS",
+           "MAX_SEED", "MAX_TEMPERATURE", "AG_MAX_ITERATIONS", "check_seed", "seed_option"]
 
 ENERGIES = ("local", "raw")
 """E_local (-pseudo-log-likelihood) and E_raw (-sum of unnormalized logits), SPEC §3."""
 SWEEP_ORDERS = ("left-to-right", "random")
 """Orders in which a Metropolis-Hastings sweep visits the gap positions."""
 BLOCK_SCHEDULES = ("anneal", "fixed")
-"""anneal: the block size falls linearly from ``block`` to 1 over the epochs; fixed: constant."""
+"""anneal: the block size falls linearly from ``block`` to 1 over the sweeps; fixed: constant."""
 INITS = ("greedy", "random")
 """Named warm starts of the chains (token tuples are accepted too)."""
+MAX_SWEEPS = 1_000_000
+"""The most sweeps one sampling may ask for."""
+MAX_CHAINS = 4096
+"""The most chains one sampling may run (one batch)."""
 # ---- Metropolis-Hastings (sample) and rescoring -------------------------------------------------
 def _temperature(default: float, help: str, what: str) -> Any:
     return temperature_option(default, help, what)
@@ -46,20 +50,21 @@ class SampleRequest(Request):
     proposal_temperature -- temper the masked-conditional proposal (its exact r enters the ratio)
     top_p                -- nucleus-truncate the proposal (None: no truncation)
     block, block_schedule -- positions proposed together; "anneal" lowers the block size
-                            linearly to 1 over the epochs, "fixed" keeps it
-    target_temperature   -- tau at epoch 0; ``anneal`` lowers it by that much per epoch, down to
+                            linearly to 1 over the sweeps, "fixed" keeps it
+    target_temperature   -- tau at sweep 0; ``anneal`` lowers it by that much per sweep, down to
                             ``min_temperature``
-    epochs, chains       -- sweeps over the gap positions; chains run as one batch
+    sweeps, chains       -- sweeps over the gap positions (was ``epochs``, which names training's
+                            passes over a corpus); chains run as one batch
     sweep_order          -- "left-to-right" or "random" visiting order within a sweep (was
                             ``order``, which names the decoding order of a fill)
-    burn_in              -- epochs not counted in the visit counts
+    burn_in              -- sweeps not counted in the visit counts
     init                 -- warm start: "greedy", "random", a token tuple, or a list of tuples /
                             hypotheses with ``.tokens`` (cycled over the chains)
     gibbs                -- the degenerate Gibbs baseline: always accept
     """
 
     RENAMED: ClassVar[dict[str, str]] = {"temperature": "target_temperature",
-                                         "order": "sweep_order"}
+                                         "order": "sweep_order", "epochs": "sweeps"}
     KIND: ClassVar[str] = "MH"
 
     energy: str = option("local", str, "local: -pseudo-log-likelihood; raw: -sum of unnormalized "
@@ -72,18 +77,18 @@ class SampleRequest(Request):
     block: int = option(1, int, "Positions proposed together from one pass (block MH).", low=1,
                         what="the block size")
     block_schedule: str = option("anneal", str, "anneal: the block size falls linearly to 1 "
-                                 "over the epochs; fixed: it stays.", choices=BLOCK_SCHEDULES)
+                                 "over the sweeps; fixed: it stays.", choices=BLOCK_SCHEDULES)
     target_temperature: float = _temperature(1.0, "Temperature tau of the target exp(-E/tau) at "
-                                             "epoch 0.", "the target temperature")
-    anneal: float = option(0.0, float, "Lower the target temperature by this much per epoch "
-                           "(e.g. 0.02).", low=0)
+                                             "sweep 0.", "the target temperature")
+    anneal: float = option(0.0, float, "Lower the target temperature by this much per sweep "
+                           "(e.g. 0.02).", low=0, high=MAX_TEMPERATURE)
     min_temperature: float = _temperature(0.01, "Floor of the annealed target temperature.",
                                           "the minimum target temperature")
-    epochs: int = option(10, int, "Sweeps over the gap positions.", low=1)
-    chains: int = option(4, int, "Chains run in parallel (one batch).", low=1)
+    sweeps: int = option(10, int, "Sweeps over the gap positions.", low=1, high=MAX_SWEEPS)
+    chains: int = option(4, int, "Chains run in parallel (one batch).", low=1, high=MAX_CHAINS)
     sweep_order: str = option("left-to-right", str, "Order in which a sweep visits the gap "
                               "positions.", choices=SWEEP_ORDERS)
-    burn_in: int = option(0, int, "Epochs not counted in the visit counts.", low=0,
+    burn_in: int = option(0, int, "Sweeps not counted in the visit counts.", low=0,
                           what="burn_in")
     init: Any = option("greedy", str, "Warm start of every chain.", choices=INITS,
                        skip=_is_token_states)
@@ -93,8 +98,9 @@ class SampleRequest(Request):
     max_rows: int = option(256, int, "Rows per forward pass when scoring energies.", low=1)
 
     def check(self) -> None:
-        if not self.burn_in < self.epochs:
-            raise ConfigError("burn_in must be in [0, epochs)", field="burn_in")
+        if not self.burn_in < self.sweeps:
+            raise ConfigError("'burn_in' must be less than 'sweeps' (the sweeps not counted "
+                              "among all)", field=("burn_in", "sweeps"))
 
 
 @dataclass(frozen=True)

@@ -37,3 +37,16 @@ def test_mixed_lengths_are_decoded_in_buckets_with_the_same_results(bert):
     assert sorted({shape[1] for shape in calls}) == lengths     # two buckets, each unpadded
     alone = [infill.fill(bert, t, top_k=3)[0] for t in texts]
     assert [[c.tokens for c in cs] for cs in together] == [[c.tokens for c in cs] for cs in alone]
+
+
+def test_a_positions_gap_index_names_its_gap_and_the_old_key_stays_a_release(bert):
+    """``gap_index`` is the gap a filled position belongs to (0 first); ``gap``, its old name,
+    is still written beside it in JSON and read from Python with a DeprecationWarning."""
+    import pytest
+    (best,) = infill.fill(bert, "the ___ sat on ___ mat", gap=2, top_k=1)[0]
+    assert [p.gap_index for p in best.positions] == [0, 0, 1, 1]
+    rows = best.to_json()["positions"]
+    assert [r["gap_index"] for r in rows] == [r["gap"] for r in rows] == [0, 0, 1, 1]
+    assert list(rows[0])[:3] == ["gap_index", "gap", "index"]
+    with pytest.warns(DeprecationWarning, match="gap_index"):
+        assert best.positions[2].gap == 1

@@ -119,11 +119,11 @@ def test_joint_job_writes_the_json_of_infill_joint(bert_dir):
 
 
 def test_sample_job_writes_the_json_of_infill_sample(bert_dir, inputs_file):
-    r = CliRunner().invoke(main, ["sample", "-m", bert_dir, "--json", "--epochs", "2",
+    r = CliRunner().invoke(main, ["sample", "-m", bert_dir, "--json", "--sweeps", "2",
                                   "--chains", "2", "-k", "3", "-i", inputs_file])
     assert r.exit_code == 2 and "1 of 3 input(s) could not be sampled" in r.stderr
     lm = infill.load_model(bert_dir)
-    samples = sample_inputs(lm, TEXTS, SampleRequest(epochs=2, chains=2), name=bert_dir)
+    samples = sample_inputs(lm, TEXTS, SampleRequest(sweeps=2, chains=2), name=bert_dir)
     assert [as_json(s.to_json(3)) for s in samples] == json_lines(r)
     assert samples[1].failure().input == "2" and samples[0].failure() is None
 

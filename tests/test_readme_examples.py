@@ -106,6 +106,14 @@ def fills(out: str) -> list[list[str]]:
 
 
 WORLD = "To be, or not to be, that is the question."
+
+
+def _first_reading(out: str) -> str:
+    """The most probable row of ``infill run --readings``' table."""
+    return next(line for line in out.splitlines()
+                if line.split()[:1] and line.split()[0].replace(".", "", 1).isdigit())
+
+
 GREEK_CHECKS = {
     # the Iliad's first line: Achilles' name, Homer's genitive Ἀχιλῆος or the nominative
     'infill run --model builtin:greek --view aligned "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"':
@@ -113,6 +121,9 @@ GREEK_CHECKS = {
     # Leiden sigla: [..] is two lost letters, the Odyssey's Muse
     'infill run --model builtin:greek "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον"':
         lambda out: top_row(out).endswith("ἄνδρα μοι ἔννεπε, μοῦσα, πολύτροπον"),
+    # readings of a decree's formula: the model prefers the Doric δάμωι (its beam finds it too)
+    """infill run --model builtin:greek "ἔδοξε τῆι βουλῆι καὶ τῶι [....]ι" --readings """
+    """'δήμω|δάμω|δήμο'""": lambda out: _first_reading(out).endswith("δάμω"),
 }
 CHECKS = {
     # what loads by name: the three builtins first
@@ -137,13 +148,13 @@ CHECKS = {
     'infill joint --model builtin:english "I ___ ___ thee"':
         lambda out: "I will tell thee" in out and "I humbly thank thee" in out,
     # MH over one word: Antony's "ears" has the lowest energy
-    'infill sample --epochs 5 "Friends, Romans, countrymen, lend me your ___"':
+    'infill sample --sweeps 5 "Friends, Romans, countrymen, lend me your ___"':
         lambda out: top_row(out).endswith("lend me your ears"),
-    # the degenerate Gibbs chain over a two-token gap finds "your ears" in 5 epochs
-    'infill sample --gibbs --gap 2 --epochs 5 "Friends, Romans, countrymen, lend me ___"':
+    # the degenerate Gibbs chain over a two-token gap finds "your ears" in 5 sweeps
+    'infill sample --gibbs --gap 2 --sweeps 5 "Friends, Romans, countrymen, lend me ___"':
         lambda out: top_row(out).endswith("lend me your ears"),
     # annealed MH restores Peleus' son in the Iliad's first line (unaccented)
-    'infill sample --anneal 0.02 --epochs 10 --model builtin:greek "μηνιν αειδε θεα πηλ??αδεω"':
+    'infill sample --anneal 0.02 --sweeps 10 --model builtin:greek "μηνιν αειδε θεα πηλ??αδεω"':
         lambda out: top_row(out).endswith("πηληιαδεω"),
     # Richard III's discontent has the lower energy, typed or piped from run
     'infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"':
@@ -152,6 +163,12 @@ CHECKS = {
     "infill rescore": lambda out: top_row(out).endswith("of our discontent"),
     # the workbench comes up with its model, on the default address
     "infill serve --model builtin:greek": lambda out: out == "127.0.0.1:8000",
+    # infill check: the typo's three word pieces are flagged, nothing else
+    'infill check "To be, or not to be, that is the questoin."':
+        lambda out: _help.flagged_word(out) == "questoin",
+    # and the ι of Ἀχιλῖος, where Homer wrote η
+    'infill check --model builtin:greek "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῖος"':
+        lambda out: _help.flagged_word(out) == "ι",
 }
 """Each example's check of its stdout (serve: the address it would listen on)."""
 
@@ -160,9 +177,9 @@ SLOW = {
     "infill run --scorer standard --order best-to-worst --beam 20 -k 10 \"All the world's a "
     '___."',
     'infill joint --model builtin:english "I ___ ___ thee"',
-    'infill sample --epochs 5 "Friends, Romans, countrymen, lend me your ___"',
-    'infill sample --gibbs --gap 2 --epochs 5 "Friends, Romans, countrymen, lend me ___"',
-    'infill sample --anneal 0.02 --epochs 10 --model builtin:greek "μηνιν αειδε θεα πηλ??αδεω"',
+    'infill sample --sweeps 5 "Friends, Romans, countrymen, lend me your ___"',
+    'infill sample --gibbs --gap 2 --sweeps 5 "Friends, Romans, countrymen, lend me ___"',
+    'infill sample --anneal 0.02 --sweeps 10 --model builtin:greek "μηνιν αειδε θεα πηλ??αδεω"',
     "infill run --model antiberty --region cdr3 -k 5 --output-format fasta "
     "data/demo/antibody.fa",
 }

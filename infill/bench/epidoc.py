@@ -2,7 +2,7 @@
 
 Example selector (:func:`editors_supplements`): DATA is a folder of EpiDoc files, or ``iospe``
 (``greek/iospe`` under the data root). Each editor's ``<supplied reason="lost">`` whose
-normalized length is one of ``--gaps`` (default in the CLI: 2,3,4,5; the README's table uses
+normalized length is one of ``--gap-lengths`` (default in the CLI: 2,3,4,5; the README's table uses
 1-10) is hidden in turn, every other lost
 stretch of its inscription shown as missing (:func:`infill.data.epidoc_corpus.supplement_tasks`);
 ``--split`` picks a part of the corpus's split by inscription (80/10/10, seed 0), and ``-n`` a
@@ -72,13 +72,13 @@ def _example(model, k: int, task: Task) -> Example | None:
 def editors_supplements(model, request, folder: Path):
     """The example selector of an EpiDoc corpus (see the module docstring): a
     :class:`~infill.bench.selection.Selection` of the editors' supplements."""
-    tasks = tasks_for(folder, request.split, list(request.gaps))
+    tasks = tasks_for(folder, request.split, list(request.gap_lengths))
     if not tasks:
-        raise InputError(f"no editor's supplement of {', '.join(map(str, request.gaps))} "
+        raise InputError(f"no editor's supplement of {', '.join(map(str, request.gap_lengths))} "
                          f"characters in {folder} (split {request.split})", field="data")
     chosen = pick_indices(list(range(len(tasks))), request.examples, request.seed)
-    by_n: dict[int, list[Example]] = {n: [] for n in request.gaps}
-    skipped = {n: 0 for n in request.gaps}
+    by_n: dict[int, list[Example]] = {n: [] for n in request.gap_lengths}
+    skipped = {n: 0 for n in request.gap_lengths}
     for k in chosen:
         ex = _example(model, k, tasks[k])
         if ex is None:

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from infill.bench.metrics import corpus_bleu, usable_ks
+from infill.bench.request import BenchRequest
 from infill.data.units import infer_unit  # noqa: F401 (re-exported: summaries' units)
 
 
@@ -43,8 +44,8 @@ def summarize(config, plan, rows: list[dict], bert_available: bool) -> dict:
         by_cell[(r["method"], r["n"])].append(r)
     cells = []
     for m in plan.grid:
-        for n in list(config.gaps) + ["all"]:
-            rs = [r for nn in config.gaps for r in by_cell[(m.key, nn)]] if n == "all" \
+        for n in list(config.gap_lengths) + ["all"]:
+            rs = [r for nn in config.gap_lengths for r in by_cell[(m.key, nn)]] if n == "all" \
                 else by_cell[(m.key, n)]
             if not rs:
                 continue
@@ -55,10 +56,10 @@ def summarize(config, plan, rows: list[dict], bert_available: bool) -> dict:
             if n == "all":  # BLEU-n differs per gap length: pool as the mean of the per-n values
                 per_n = [corpus_bleu([r["hyps"][0] for r in by_cell[(m.key, nn)]],
                                      [r["gold"] for r in by_cell[(m.key, nn)]])
-                         for nn in config.gaps if by_cell[(m.key, nn)]]
+                         for nn in config.gap_lengths if by_cell[(m.key, nn)]]
                 cell["bleu"] = _mean(per_n)
             cells.append(cell)
-    expected = {n: len(plan.examples[n]) for n in config.gaps}
+    expected = {n: len(plan.examples[n]) for n in config.gap_lengths}
     done = sum(len(v) for v in by_cell.values())
     return {
         "config": config.to_json(),
@@ -67,8 +68,8 @@ def summarize(config, plan, rows: list[dict], bert_available: bool) -> dict:
             "corpus_examples": plan.corpus_size,
             "pool": plan.pool_size or plan.corpus_size,
             "examples_drawn": plan.n_texts,
-            "used": {str(n): expected[n] for n in config.gaps},
-            "skipped": {str(n): plan.skipped[n] for n in config.gaps},
+            "used": {str(n): expected[n] for n in config.gap_lengths},
+            "skipped": {str(n): plan.skipped[n] for n in config.gap_lengths},
             "rows": done, "rows_expected": plan.total_rows(),
         },
         "complete": done == plan.total_rows(),
@@ -84,8 +85,14 @@ def _fmt(x, digits=1) -> str:
     return f"{x:.{digits}f}"
 
 
+def gap_lengths(summary: dict) -> list[int]:
+    """The grid's gap lengths of a summary (one written before the rename has them as ``gaps``:
+    read through :meth:`BenchRequest.stored`)."""
+    return BenchRequest.stored(summary["config"])["gap_lengths"]
+
+
 def _table(summary: dict, metric: str, title: str, digits: int = 1) -> list[str]:
-    gaps = summary["config"]["gaps"]
+    gaps = gap_lengths(summary)
     cols = [str(n) for n in gaps] + ["all"]
     methods = list(dict.fromkeys(c["method"] for c in summary["cells"]))
     vals = {(c["method"], str(c["n"])): c.get(metric) for c in summary["cells"]}
@@ -298,7 +305,7 @@ def _plot_topk(summary: dict, out: Path, plt) -> str | None:
 
 def _plot_gaps(summary: dict, out: Path, plt) -> str | None:
     """accuracy_vs_gap.png: top-1 accuracy against gap length (needs two gap lengths)."""
-    cells, gaps = summary["cells"], summary["config"]["gaps"]
+    cells, gaps = summary["cells"], gap_lengths(summary)
     if len(gaps) < 2:
         return None
     methods, labels, note = _gap_series(summary)

@@ -1,12 +1,12 @@
 """What one ``infill bench`` run is: :class:`BenchRequest`, a request (:mod:`infill.requests`)
 whose fields are the command's flags and the names ``config.json`` stores.
 
-The grid axes (``gaps``, ``methods``, ``beam_size``, ``pivot``, ``top_k``) hold one value per
-point of the grid: ``beam_size=(5, 20)`` runs every method at both beam sizes. Fields shared
-with :class:`~infill.config.DecodeConfig` (``beam_size``, ``pivot``, ``dedup``,
+The grid axes (``gap_lengths``, ``methods``, ``beam_size``, ``pivot``, ``top_k``) hold one
+value per point of the grid: ``beam_size=(5, 20)`` runs every method at both beam sizes.
+Fields shared with :class:`~infill.config.DecodeConfig` (``beam_size``, ``pivot``, ``dedup``,
 ``allow_special``, ``seed``) are the same options, swept. Old spellings (``beams=``, ``ks=``,
-``limit=``, ``pivots=``, ``fmt=``) are read with a DeprecationWarning, and a ``config.json``
-written under them still resumes (:meth:`BenchRequest.stored`).
+``limit=``, ``pivots=``, ``fmt=``, ``gaps=``) are read with a DeprecationWarning, and a
+``config.json`` written under them still resumes (:meth:`BenchRequest.stored`).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from infill.fields import MAX_BATCH_SIZE, Request, Spec, option, seed_option
 
 __all__ = ["BenchRequest", "BenchConfig", "SPLITS", "GRID_AXES"]
 
-GRID_AXES = {"gaps": "gap length", "beam_size": "beam size", "top_k": "k of top-k",
+GRID_AXES = {"gap_lengths": "gap length", "beam_size": "beam size", "top_k": "k of top-k",
              "methods": "method", "pivot": "pivot"}
 """The fields holding one value per point of the grid, and how a warning names a value."""
 
@@ -48,7 +48,8 @@ class BenchRequest(Request):
     on resume), and where its model and corpora come from."""
 
     RENAMED: ClassVar[dict[str, str]] = {"beams": "beam_size", "ks": "top_k", "limit": "examples",
-                                         "pivots": "pivot", "fmt": "format"}
+                                         "pivots": "pivot", "fmt": "format",
+                                         "gaps": "gap_lengths"}
     KIND: ClassVar[str] = "bench"
 
     model: str = _required(str, "builtin:NAME, antiberty / sapiens-vh / sapiens-vl, a local model "
@@ -64,8 +65,9 @@ class BenchRequest(Request):
                                 choices=lambda: list(CORPORA), optional=True)
     examples: int | None = option(200, int, "Examples drawn at random (seeded).",
                                   low=1, optional=True, what="the number of examples")
-    gaps: tuple[int, ...] = _axis((2, 3, 4, 5), int, "Gap lengths in model tokens (one span of "
-                                  "each length per example).", low=1, what="gap length")
+    gap_lengths: tuple[int, ...] = _axis((2, 3, 4, 5), int, "Gap lengths in model tokens (one "
+                                         "span of each length per example).", low=1,
+                                         what="gap length")
     methods: tuple[str, ...] = _axis(("beam",), str, "Comma-separated methods",
                                      what="method")      # names: infill.bench.methods
     beam_size: tuple[int, ...] = _axis((5,), int, "Beam sizes (comma-separated), e.g. 5,20.",
@@ -122,10 +124,18 @@ class BenchRequest(Request):
                 out.pop(key)
         return out
 
+    @property
+    def gaps(self) -> tuple[int, ...]:
+        """Deprecated: :attr:`gap_lengths` (read with a DeprecationWarning until 0.3.0)."""
+        warnings.warn("BenchRequest.gaps is now gap_lengths; 'gaps' will be removed in the next "
+                      "release", DeprecationWarning, stacklevel=2)
+        return self.gap_lengths
+
     @classmethod
     def stored(cls, record: dict) -> dict:
-        """A ``config.json`` record with its old field names (``beams``, ``ks``, ...) renamed,
-        so that a run recorded before the rename compares equal to its request."""
+        """A ``config.json`` record (or a summary's ``config``) with its old field names
+        (``beams``, ``ks``, ``gaps``, ...) renamed, so that a run recorded before the rename
+        compares equal to its request."""
         return {cls.RENAMED.get(k, k): v for k, v in record.items()}
 
 

@@ -407,6 +407,24 @@ def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = No
         bert = BertScore.load(config.bertscore_model, config.bertscore_layers, device=config.device)
 
     work = [u for k, u in enumerate(units(plan, config.batch_size)) if shard.owns(k)]
+    parts = shard.gather(_run_owned(model, config, work, done, out, shard, bert, progress))
+    summary = None
+    if shard.main:
+        rows = write_results(out, plan, config.batch_size,
+                             rows + [r for part in parts for r in part])
+        summary = write_report(out, config, plan, rows, bert_available=bert is not None)
+        if plan.report is not None:
+            summary["selector"] = plan.report(out, rows)
+    summary = shard.broadcast(summary)
+    if not shard.main:
+        remove_rank_files(out)        # merged by rank 0 (this rank's own disk, if not shared)
+    return summary
+
+
+def _run_owned(model: MaskedLM, config: BenchRequest, work: list, done: set, out: Path, shard,
+               bert, progress: bool | None) -> list[dict]:
+    """Run this rank's work units, skipping the rows in ``done``, with a bar over the rows;
+    returns the rows it wrote (to ``results.jsonl``, or its rank's file under torchrun)."""
     total = sum(len(b) for _, _, b in work)
     todo = sum(1 for m, _, b in work for e in b if example_key(m, e) not in done)
     bar = progress_bar(total=total, initial=total - todo, unit="row", enabled=progress,
@@ -421,18 +439,7 @@ def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = No
         writer.close()
         if bar is not None:
             bar.close()
-    parts = shard.gather(new)
-    summary = None
-    if shard.main:
-        rows = write_results(out, plan, config.batch_size,
-                             rows + [r for part in parts for r in part])
-        summary = write_report(out, config, plan, rows, bert_available=bert is not None)
-        if plan.report is not None:
-            summary["selector"] = plan.report(out, rows)
-    summary = shard.broadcast(summary)
-    if not shard.main:
-        remove_rank_files(out)        # merged by rank 0 (this rank's own disk, if not shared)
-    return summary
+    return new
 
 
 def _run_units(model, config, work, done, writer, counter, bert, bar, new: list) -> None:

@@ -14,7 +14,7 @@ __all__ = ["Selection", "Selector"]
 
 @dataclass
 class Selection:
-    """What a selector chose. ``examples``: per gap length of the request (``request.gaps``),
+    """What a selector chose. ``examples``: per gap length of the request (``request.gap_lengths``),
     the examples (each with its span); ``skipped``: per gap length, inputs without a usable
     span; ``n_texts``: inputs drawn; ``corpus_size`` / ``pool_size``: inputs in the corpus / in
     the part the draw was made from; ``report``: extra tables, ``report(out, rows) -> dict``;

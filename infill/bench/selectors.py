@@ -48,12 +48,13 @@ def random_spans(model: MaskedLM, request) -> Selection:
         indices = pick_indices(part, request.examples, request.seed)
         lists = {i: list(h.examples[i]) for i in indices}
         corpus_size, pool = len(h.examples), len(part)
-    exs, skipped = select_examples(model, lists, list(request.gaps), request.seed)
+    exs, skipped = select_examples(model, lists, list(request.gap_lengths), request.seed)
     if not exs:
         raise InputError(f"no usable example: all {len(indices)} examples drawn are shorter than "
-                         f"every gap length ({', '.join(map(str, request.gaps))} tokens) or "
-                         "rejected by the model", field="gaps")
-    return Selection(by_gap_length(exs, request.gaps), skipped, len(indices), corpus_size, pool)
+                         f"every gap length ({', '.join(map(str, request.gap_lengths))} tokens) or "
+                         "rejected by the model", field="gap_lengths")
+    return Selection(by_gap_length(exs, request.gap_lengths), skipped, len(indices), corpus_size,
+                     pool)
 
 
 def default_selector(request) -> Selector:

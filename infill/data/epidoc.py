@@ -18,7 +18,9 @@ element                                 read as
 ======================================  ===============================================
 ``<lb/>``                               a word boundary; ``break="no"``: none (the
                                         word runs on, whitespace around it ignored)
-``<w>``, ``<unclear>``, ``<name>`` ...  their text (containers)
+``<w>``, ``<unclear>``, ``<name>`` ...  their text (containers); ``<unclear>`` with
+                                        ``unclear="restore"``: its letters restored among
+                                        their look-alikes (a lacuna of kind ``unclear``)
 ``<expan>``, ``<abbr>``, ``<ex>``       the expanded word (abbreviation + expansion)
 ``<am>``                                dropped (an abbreviation mark, not a letter)
 ``<choice>``                            ``<corr>``, ``<reg>``, ``<expan>`` (the editor's
@@ -101,10 +103,11 @@ class Atom:
 class Lacuna:
     """A lost stretch the model may restore: a ``<gap reason="lost">`` of known quantity
     (``kind="gap"``) or an editor's ``<supplied reason="lost">`` (``kind="supplied"``, its text in
-    ``editor`` and its characters in ``atoms``). ``length``: characters to restore (a
-    supplement's normalized length); ``lengths``: (fewest, most) when the length is uncertain,
-    else None; ``line``: the source (XML) line of the element; ``lb``: the inscription's line
-    (the ``n`` of the last ``<lb/>`` before it)."""
+    ``editor`` and its characters in ``atoms``); read with ``unclear="restore"``, an
+    ``<unclear>`` of letters (``kind="unclear"``, the editor's reading in ``editor``).
+    ``length``: characters to restore (a supplement's normalized length); ``lengths``: (fewest,
+    most) when the length is uncertain, else None; ``line``: the source (XML) line of the
+    element; ``lb``: the inscription's line (the ``n`` of the last ``<lb/>`` before it)."""
 
     index: int
     kind: str
@@ -158,7 +161,7 @@ class Edition:
         restore is shown as the marker (its range in :attr:`Rendered.ranges`), not as ``?``."""
         if policy is None:
             def policy(lac: Lacuna) -> str:
-                return "restore" if lac.kind == "gap" or hide_supplied else "text"
+                return "restore" if lac.kind in ("gap", "unclear") or hide_supplied else "text"
         return _render(self.atoms, self.lacunae, policy, marker)
 
     def text(self, hide_supplied: bool = False) -> str:
@@ -237,9 +240,12 @@ def is_epidoc(text: str) -> bool:
     return head.startswith("<") and TEI in head and bool(re.search(r"<(\w+:)?TEI\b", head))
 
 
-def read_edition(path: str | Path, text: str | None = None, require_text: bool = True) -> Edition:
+def read_edition(path: str | Path, text: str | None = None, require_text: bool = True,
+                 unclear: str = "keep") -> Edition:
     """Read the edition of an EpiDoc file (``text``: its content, when already read). An edition
-    without text is an error unless ``require_text`` is False."""
+    without text is an error unless ``require_text`` is False. ``unclear="restore"``: each
+    ``<unclear>`` of letters is a lacuna of kind ``unclear`` (its letters restored among their
+    look-alikes, :mod:`infill.data.letters`); ``keep``: its text, as the editor reads it."""
     tree, decl, trailer = parse_xml(path, text)
     name = str(path)
     root = tree.getroot()
@@ -256,7 +262,7 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
         notes.append(f"{len(divs)} editions; the first (line {divs[0].sourceline}) was read")
     div = divs[0]
     _check_numbers(div, name)
-    reader = _Reader(notes, name)
+    reader = _Reader(notes, name, unclear)
     reader.element_content(div)
     if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
@@ -274,6 +280,8 @@ def _check_numbers(div, name: str) -> None:
     """Every extent the edition's elements give (dropped ones too: the Leiden writer reads
     them) parsed strictly, so that a hostile number is one error here, not a hang later."""
     for el in div.iter("*"):
+        if _local(el.tag) == "num":      # a numeral's value (atLeast="6001"), not an extent
+            continue
         for attr in _NUMBERS:
             extent_number(el, attr, name)
 
@@ -292,8 +300,8 @@ def _lang(div) -> str | None:
 class _Reader:
     """One recursive walk over the edition, appending atoms (and lacunae)."""
 
-    def __init__(self, notes: list[str], path: str = "<input>"):
-        self.path = path
+    def __init__(self, notes: list[str], path: str = "<input>", unclear: str = "keep"):
+        self.path, self.unclear = path, unclear
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -386,6 +394,30 @@ class _Reader:
                                    == "character" else 0))
             return
         lac = Lacuna(len(self.lacunae), "gap", el, count, lengths, line=el.sourceline, lb=self.lb)
+        self.lacunae.append(lac)
+        self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+
+    def on_unclear(self, el) -> None:
+        """``<unclear>``: its text; with ``unclear="restore"`` a lacuna of kind ``unclear`` whose
+        letters are restored among their look-alikes (not inside a lost supplement, and only
+        when it holds letters alone)."""
+        lost = any(a.get("reason") == "lost" for a in el.iterancestors(f"{{{TEI}}}supplied"))
+        start = len(self.atoms)
+        self.element_content(el)
+        if self.unclear != "restore" or lost:
+            return
+        inner = self.atoms[start:]
+        from infill.data.greek import normalize
+        from infill.data.letters import lookalike_table
+        editor = _join(inner)
+        letters = normalize(editor, symbols=False)
+        if any(a.kind != "char" for a in inner) or not letters or \
+                not all(c in lookalike_table()["letters"] for c in letters):
+            self.note("an <unclear> that is not letters alone was kept as the editor reads it")
+            return
+        del self.atoms[start:]
+        lac = Lacuna(len(self.lacunae), "unclear", el, len(letters), None, editor, el.sourceline,
+                     inner, self.lb)
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
 

@@ -179,7 +179,8 @@ def _leiden_element(el, edition, readings, out: list[str]) -> None:
     lac = _lacuna_of(edition, el)
     if lac is not None and readings.get(lac.index):
         first = readings[lac.index][0].text
-        out.append(f"[{first}]")
+        out.append("".join(c + "\u0323" for c in first) if lac.kind == "unclear"
+                   else f"[{first}]")           # an unclear letter restored: underdotted
         return
     if tag == "lb":
         out.append("\n" if el.get("break") != "no" else "\x00-\n")

@@ -35,7 +35,9 @@ Inside square brackets a space between two sigla (``. .``, ``- -``) is typograph
 dropped, as are spaces just inside the brackets; a space next to restored text is a word
 boundary and is kept. Dots *outside* square brackets are left alone (``.`` is punctuation in
 the Greek alphabet): write ``?`` for illegible letters there. Underdots (U+0323, uncertain
-letters) are kept; the normalizer drops them with the other diacritics. Occurrences of the gap
+letters) are kept; the normalizer drops them with the other diacritics (with ``unclear="restore"``
+they are restored among their look-alikes instead, and ``#[ηιν]`` is a letter set: both are read
+before these sigla, :mod:`infill.data.letters`). Occurrences of the gap
 marker are left untouched, inside brackets too.
 
 Malformed sigla raise :class:`~infill.errors.InputError` (one line, with the column):

@@ -131,7 +131,8 @@ def _validate(model: MaskedLM, inputs, gaps) -> tuple[list[list[int]], list[list
 
 def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search,
                 gaps: Sequence[Sequence[int]] | None = None,
-                allowed: Sequence[torch.Tensor | None] | None = None) -> list[list[Hypothesis]]:
+                allowed: Sequence[torch.Tensor | None] | None = None,
+                groups: Sequence[int] | None = None) -> list[list[Hypothesis]]:
     """Fill the gaps of a batch of token sequences; returns each input's hypotheses, best first.
 
     inputs  -- id sequences (any lengths); gap positions are ``gaps[i]`` or, if not given, every
@@ -141,6 +142,12 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search
     allowed -- optional per input: None, or a [n_gaps, V] bool mask of the tokens that may be
                placed at each of its gap positions (in position order), on top of the model's
                own restriction (e.g. a whole-word gap: no continuation piece first).
+    groups  -- optional per input: a group id. The inputs of one group share one beam: after
+               each step only the B best hypotheses of the group's unfinished inputs live on
+               (compared at equal steps, each a sum of as many updates), so B hypotheses cost
+               one forward row each however many inputs the group has. The length variants of
+               one text are such a group (:mod:`infill.decoding.lengths`). A group's inputs are
+               adjacent and decoded in one chunk. None: every input its own beam.
     Inputs are decoded together, one forward call per step, in as few chunks as the memory budget
     (:func:`memory_budget`) allows; results do not depend on the chunking or on batch mates.
     """
@@ -158,9 +165,28 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search
             f"lower the beam size (or raise {MEMORY_ENV})")
     chunk = max(1, int(budget // per_input))
     out: list[list[Hypothesis]] = []
-    for s in range(0, len(seqs), chunk):
-        out += _decode(model, seqs[s:s + chunk], gaps[s:s + chunk], allowed[s:s + chunk],
-                       search)
+    for s, e in _chunks(len(seqs), chunk, groups):
+        out += _decode(model, seqs[s:e], gaps[s:e], allowed[s:e], search,
+                       None if groups is None else groups[s:e])
+    return out
+
+
+def _chunks(n: int, size: int, groups: Sequence[int] | None) -> list[tuple[int, int]]:
+    """[start, end) chunks of at most ``size`` inputs (more when one group is bigger), never
+    splitting a group; InputError when a group's inputs are not adjacent."""
+    if groups is None:
+        return [(s, min(s + size, n)) for s in range(0, n, size)]
+    if len(groups) != n:
+        raise InputError(f"{len(groups)} group ids for {n} inputs")
+    starts = [i for i in range(n) if i == 0 or groups[i] != groups[i - 1]]
+    if len({groups[i] for i in starts}) != len(starts):
+        raise InputError("the inputs of one group (a shared beam) must be adjacent")
+    out, s = [], 0
+    for a, b in zip(starts, starts[1:] + [n]):
+        if b - s > size and a > s:
+            out.append((s, a))
+            s = a
+    out.append((s, n))
     return out
 
 
@@ -206,7 +232,8 @@ def _step_logq(model, order: Order, scorer: Scorer, x, attn, slots, unfilled, al
     return row, slot, logq
 
 
-def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[list[Hypothesis]]:
+def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search, groups=None
+            ) -> list[list[Hypothesis]]:
     dev = model.device
     scorer, order, selector = search.scorer, search.order, search.selector
     B, V = search.beam_size, model.vocab_size
@@ -229,15 +256,13 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[lis
     rng = KeyedRNG(search.seed)
     keys = subkeys(keys_in, B).to(dev)                                    # [N, B]
 
-    fill = torch.full((N, B, P), -1, dtype=torch.long, device=dev)
-    placed = torch.zeros((N, B, P), dtype=torch.float64, device=dev)
-    when = torch.full((N, B, P), -1, dtype=torch.long, device=dev)
-    score = torch.full((N, B), NEG_INF, dtype=torch.float64, device=dev)
-    score[:, 0] = 0.0                                                     # the root: nothing filled
-
+    fill, placed, when, score = _roots(N, B, P, dev)
+    share = None if groups is None else torch.as_tensor(groups, device=dev)
     for step in range(int(n_gaps.max())):
         active = n_gaps > step                               # inputs with positions left to fill
         ni, bi = ((score > NEG_INF) & active[:, None]).nonzero(as_tuple=True)
+        if not len(ni):                          # a shared beam whose hypotheses all finished
+            break
         f = fill[ni, bi]                                      # [R, P]
         unfilled = slot_ok[ni] & (f < 0)
         x = base[ni].scatter(1, slots[ni], torch.where(f >= 0, f, base[ni].gather(1, slots[ni])))
@@ -249,7 +274,9 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[lis
                                            index=step, rng=rng, generator=gen))
         ok = allowed[ni[row], slot]                                       # [M, V]
         upd = upd.masked_fill(~ok, NEG_INF)
-        _check_alive(scorer, upd, logq.masked_fill(~ok, NEG_INF), ni[row], active, step)
+        live = torch.zeros_like(active)
+        live[ni] = True                               # (a shared beam may leave an input none)
+        _check_alive(scorer, upd, logq.masked_fill(~ok, NEG_INF), ni[row], live, step)
 
         act = active.nonzero().squeeze(1)
         at = (ni[row], bi[row], slot if W > 1 else torch.zeros_like(slot))
@@ -260,6 +287,8 @@ def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search) -> list[lis
                        rng, fill[act], V, order.several), B)
         _extend((fill, placed, when, score), act, tgt, lq_grid, vals, parent, cand,
                 V, step, selector, B)
+        if share is not None:
+            _share_beam(score, act, share[act], B)
     scorer.end_batch(N)
     return _assemble(score, fill, placed, when, n_gaps)
 
@@ -337,6 +366,32 @@ def _grids(shape, act, at, cand_scores, ok, logq, slot):
     tgt[at] = slot
     flat = (t[act].reshape(len(act), B, W * V) for t in (grid, ok_grid, lq_grid))
     return (*flat, tgt[act])
+
+
+def _roots(N: int, B: int, P: int, dev) -> tuple[torch.Tensor, ...]:
+    """The empty beams (fill, placed, when, score): one root hypothesis per input, nothing
+    filled."""
+    fill = torch.full((N, B, P), -1, dtype=torch.long, device=dev)
+    placed = torch.zeros((N, B, P), dtype=torch.float64, device=dev)
+    when = torch.full((N, B, P), -1, dtype=torch.long, device=dev)
+    score = torch.full((N, B), NEG_INF, dtype=torch.float64, device=dev)
+    score[:, 0] = 0.0
+    return fill, placed, when, score
+
+
+def _share_beam(score: torch.Tensor, act: torch.Tensor, group: torch.Tensor, B: int) -> None:
+    """Keep, in place, the B best live hypotheses of each group among the active inputs
+    ``act`` (``group``: their group ids); the others' scores become -inf. Ties keep the
+    earlier input and beam slot."""
+    vals = score[act]                                                     # [A, B]
+    flat, gid = vals.reshape(-1), group.repeat_interleave(vals.shape[1])
+    by_val = flat.argsort(descending=True, stable=True)
+    order = by_val[gid[by_val].argsort(stable=True)]                     # group, then best first
+    sorted_gid = gid[order]
+    first = torch.searchsorted(sorted_gid, sorted_gid, right=False)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(len(order), device=order.device) - first
+    score[act] = flat.masked_fill(rank >= B, NEG_INF).reshape(vals.shape)
 
 
 def _mix_keys(keys: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from infill.config import DecodeConfig
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
-                                 reads_leiden)
+                                 read_letters, reads_leiden, reads_letters)
 from infill.fill_request import FillRequest, check_gap_text  # noqa: F401 - the job's request
 
 if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
@@ -108,17 +108,19 @@ class FillRun:
             yield from batch
 
     def _decode(self, batch: list[Input]) -> list[InputFill]:
-        """One batch: inputs whose gap lengths agree are decoded together (one call)."""
+        """One batch: inputs whose gap lengths and letter sets agree are decoded together (one
+        call)."""
         from infill.api import fill_resolved
-        groups: dict[str, tuple[Any, list[Input]]] = {}
+        groups: dict[str, tuple[Any, Any, list[Input]]] = {}
         for r in batch:
             if r.text is not None:
                 g = self.request.gap if r.gap is None else r.gap
-                groups.setdefault(repr(g), (g, []))[1].append(r)
+                lt = self.request.letters if r.letters is None else r.letters
+                groups.setdefault(repr((g, lt)), (g, lt, []))[2].append(r)
         by_id: dict[int, FillResult] = {}
-        for g, ok in groups.values():
+        for g, lt, ok in groups.values():
             results = fill_resolved(self.model, [r.text for r in ok],
-                                    self.request.replace(gap=g), self.defaults)
+                                    self.request.replace(gap=g, letters=lt), self.defaults)
             by_id.update({id(r): res for r, res in zip(ok, results)})
         return [self._outcome(r, by_id.get(id(r))) for r in batch]
 
@@ -159,6 +161,9 @@ def prepare(model, inputs: Sequence[Input], request: FillRequest
     inputs = list(inputs)
     if request.region is not None:
         inputs, warnings = mask_regions(model, inputs, request.region)
-    if reads_leiden(model):
+    if reads_letters(model):          # letter sets first: Leiden's brackets are read after them
+        inputs = read_letters(model, inputs, request.marker, request.unclear,
+                              reads_leiden(model), request.gap, request.letters)
+    elif reads_leiden(model):
         inputs = read_leiden(inputs, request.marker, request.gap)
     return inputs, warnings

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from infill.errors import InfillError, InputError
 
 __all__ = ["Input", "Outcome", "as_inputs", "chain_mismatch", "mask_regions", "read_inputs",
-           "read_leiden", "reads_leiden", "text_inputs"]
+           "read_leiden", "read_letters", "reads_leiden", "reads_letters", "text_inputs"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,8 @@ class Input:
     """One input of a job: its ``id`` (a FASTA header's first word, else its 1-based number),
     the ``text`` and, for FASTA, the whole ``header``; ``error`` when it cannot be used (then
     ``text`` may be None); ``notes`` on how it was read; ``gap``: its own per-marker gap
-    lengths (an edition's approximate lacunae ``[c.3]``), None for the job's ``gap``."""
+    lengths (an edition's approximate lacunae ``[c.3]``), None for the job's ``gap``;
+    ``letters``: its own letter sets per gap (``#[ηιν]`` in its text), None for the job's."""
 
     id: str
     text: str | None
@@ -31,6 +32,7 @@ class Input:
     error: str | None = None
     notes: tuple[str, ...] = ()
     gap: list | None = None
+    letters: list | None = None
 
 
 class Outcome:
@@ -132,6 +134,53 @@ def text_inputs(raw: str, name: str, lines: bool = False) -> list[Input]:
     if not found:
         raise InputError(f"empty input: nothing in {name}")
     return found
+
+
+def reads_letters(model) -> bool:
+    """Whether a job with ``model`` reads letter sets ``#[...]`` and unclear letters in its
+    texts (:mod:`infill.data.letters`): models that fill characters or residues do."""
+    unit = model if isinstance(model, str) else getattr(model, "unit", None)
+    return unit in ("characters", "residues")
+
+
+def read_letters(model, inputs: Sequence[Input], marker: str, unclear: str = "keep",
+                 leiden: bool = False, gap=1, job_letters: list | None = None) -> list[Input]:
+    """Each input's letter sets (``#[ηιν]``; with ``unclear="restore"`` its underdotted
+    letters) as its ``letters``, the sets read before the Leiden sigla (``leiden``: converted
+    here, :func:`read_leiden`). A malformed set, or sets in a text of a job that gives
+    ``letters`` itself, is that input's error."""
+    from infill.data.letters import has_sets, mark_sets, place_sets
+
+    mask_tokens = tuple(t for t in [_mask_token(model)] if t)
+    out = []
+    for r in inputs:
+        if r.text is None or not has_sets(r.text):
+            out.append(read_leiden([r], marker, gap)[0] if leiden else r)
+            continue
+        try:
+            marked = mark_sets(r.text, unclear)
+            if marked.sets and job_letters is not None:
+                raise InputError("give letter sets in the text (#[...]) or as 'letters', not "
+                                 "both", field="letters")
+            r = replace(r, text=marked.text)
+            if leiden:
+                r = read_leiden([r], marker, gap)[0]
+            if r.text is not None:
+                text, letters = place_sets(r.text, marked.sets, marker, mask_tokens)
+                r = replace(r, text=text, letters=letters)
+        except InfillError as e:
+            r = replace(r, text=None, error=e.message())
+        out.append(r)
+    return out
+
+
+def _mask_token(model) -> str | None:
+    """The model's own mask token as typed in a text (``<mask>``), which is a gap too."""
+    try:
+        return None if getattr(model, "alphabet", None) is not None \
+            else model.id_to_token(model.mask_id)
+    except Exception:
+        return None
 
 
 def reads_leiden(model) -> bool:

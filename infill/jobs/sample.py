@@ -6,6 +6,7 @@ sharded over the torchrun ranks; each input's distinct samples or its error.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -43,7 +44,7 @@ class InputSample(Outcome):
 def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None, *,
                   gap: int | None = None, marker: str = "___", window: bool = True,
                   name: str | None = None, shard: Shard | None = None, progress=None,
-                  on_epoch: Callable[[int, int], None] | None = None,
+                  on_sweep: Callable[[int, int], None] | None = None,
                   **options) -> list[InputSample] | None:
     """Metropolis-Hastings samples of ``gap`` tokens (None: :func:`~infill.defaults.fixed_gap`,
     the model's fixed gap length, else 1) at each ``marker`` of every input (strings,
@@ -51,10 +52,16 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
     keyword ``options`` (:class:`SampleRequest`'s fields); ``name``: the model's name in the
     JSON. An input that cannot be sampled gets its error; the others go on. Inputs are sharded
     over the torchrun ranks: rank 0 gets every :class:`InputSample` in input order, the others
-    None. ``progress``: a bar advanced once per input sampled here; ``on_epoch``: called as
-    ``on_epoch(done, total)`` after each epoch (sweep) of the input being sampled, so that one
-    long input shows it moves (None: nothing)."""
+    None. ``progress``: a bar advanced once per input sampled here; ``on_sweep``: called as
+    ``on_sweep(done, total)`` after each sweep of the input being sampled, so that one long
+    input shows it moves (None: nothing; ``on_epoch``, its old name, is read with a
+    DeprecationWarning)."""
     from infill.mcmc import sample as mh_sample
+
+    if "on_epoch" in options:
+        warnings.warn("the option 'on_epoch' is now 'on_sweep'; 'on_epoch' will be removed in "
+                      "the next release", DeprecationWarning, stacklevel=2)
+        on_sweep = options.pop("on_epoch")
 
     from infill.jobs.fill import FillRequest
     request = SampleRequest.from_options(request, **options)
@@ -67,10 +74,22 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
             out.error = rec.error
             return out
         try:
-            out.result = mh_sample(model, rec.text, gap=gap, marker=marker, options=request,
-                                   window=window, progress=on_epoch)
+            text, letters = _read_sets(model, rec.text, marker)
+            out.result = mh_sample(model, text, gap=gap, marker=marker, options=request,
+                                   window=window, progress=on_sweep, letters=letters)
         except InfillError as e:
             out.error, out.error_field = e.message(), e.field
         return out
 
     return over_inputs(as_inputs(inputs), one, shard, progress=progress)
+
+
+def _read_sets(model, text: str, marker: str) -> tuple[str, list | None]:
+    """A sampled text's letter sets ``#[...]`` (models that fill characters or residues, as
+    ``infill run`` reads them; :mod:`infill.data.letters`): the text with ``?`` for each, and
+    the letters per gap."""
+    from infill.data.letters import has_sets, read_sets
+    from infill.jobs.inputs import reads_letters
+    if not reads_letters(model) or not has_sets(text):
+        return text, None
+    return read_sets(text, "keep", marker)

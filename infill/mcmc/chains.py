@@ -1,7 +1,7 @@
 """Metropolis–Hastings chains over the gap positions of one input (SPEC §3).
 
 :func:`mh` runs ``chains`` chains as one batch (one forward call per step serves every chain):
-a sweep (epoch) visits the gap positions left-to-right or in a random order, in blocks
+a sweep visits the gap positions left-to-right or in a random order, in blocks
 (:func:`~infill.mcmc.kernel.block_sizes`), each step a proposal + acceptance
 (:mod:`infill.mcmc.kernel`) on the energy of :mod:`infill.mcmc.energy`; the target temperature
 follows :func:`~infill.mcmc.kernel.temperatures` (annealing = mode seeking). The degenerate Gibbs
@@ -65,9 +65,9 @@ class ChainResult:
     ``samples``      -- distinct visited states, lowest energy first (ties: most visited first)
     ``best``         -- the lowest-energy state ever visited (mode seeking), burn-in included
     ``final``        -- each chain's last state
-    ``energy_trace`` -- [epochs + 1, chains] float64: each chain's energy at the start and
-                        after every epoch
-    ``temperatures`` / ``block_sizes`` -- the schedule actually used, one entry per epoch
+    ``energy_trace`` -- [sweeps + 1, chains] float64: each chain's energy at the start and
+                        after every sweep
+    ``temperatures`` / ``block_sizes`` -- the schedule actually used, one entry per sweep
     ``proposals`` / ``accepted`` / ``novel`` -- counts over all chains and steps; a proposal is
                         *novel* when it is accepted and differs from the current state
     """
@@ -137,26 +137,33 @@ construction; ``from_options`` reads the old ``temperature=`` as ``target_temper
 # initial states
 # ---------------------------------------------------------------------------------------------
 def _greedy(model: MaskedLM, ids: list[int], allow_special: bool,
-            positions: list[int]) -> tuple[int, ...]:
-    """Left-to-right greedy fill of ``positions``: beam size 1 with the standard scorer."""
+            positions: list[int], slot_allowed: torch.Tensor | None = None) -> tuple[int, ...]:
+    """Left-to-right greedy fill of ``positions``: beam size 1 with the standard scorer, each
+    position taking only the tokens ``slot_allowed`` [n, V] lets it (None: any)."""
     from infill.decoding.engine import beam_search
     hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
                                                   beam_size=1, allow_special=allow_special
-                                                  ).search(), gaps=[list(positions)])[0]
+                                                  ).search(), gaps=[list(positions)],
+                       allowed=[slot_allowed])[0]
     return tuple(int(t) for t in hyps[0].tokens)
 
 
 def _initial_states(model, ids, positions, allowed, allow_special, init, chains,
-                    gen) -> torch.Tensor:
+                    gen, slot_allowed: torch.Tensor | None = None) -> torch.Tensor:
     """[chains, n] initial gap tokens: 'greedy', 'random', one token tuple, a list of tuples,
-    or hypotheses with ``.tokens`` (e.g. a beam result; cycled over the chains)."""
+    or hypotheses with ``.tokens`` (e.g. a beam result; cycled over the chains); with
+    ``slot_allowed`` [n, V] (letter sets) every start lies inside the sets."""
     n = len(positions)
     if isinstance(init, str):
         if init == "greedy":
             start = list(ids)
             for p in positions:
                 start[p] = model.mask_id
-            return torch.tensor(_greedy(model, start, allow_special, positions)).repeat(chains, 1)
+            return torch.tensor(_greedy(model, start, allow_special, positions, slot_allowed)
+                                ).repeat(chains, 1)
+        if init == "random" and slot_allowed is not None:     # uniform within each set
+            return torch.multinomial(slot_allowed.double(), chains, replacement=True,
+                                     generator=gen).T.contiguous()
         if init == "random":
             choices = allowed.nonzero()[:, 0]
             pick = torch.randint(len(choices), (chains, n), generator=gen)
@@ -170,7 +177,11 @@ def _initial_states(model, ids, positions, allowed, allow_special, init, chains,
         raise InputError(f"every initial state must hold exactly {n} tokens (one per gap position)")
     if any(not 0 <= t < model.vocab_size for s in states for t in s):
         raise InputError("an initial token id is outside the model's vocabulary")
-    return torch.tensor([states[c % len(states)] for c in range(chains)], dtype=torch.long)
+    out = torch.tensor([states[c % len(states)] for c in range(chains)], dtype=torch.long)
+    if slot_allowed is not None and not slot_allowed.gather(1, out.T).all():
+        raise InputError("an initial state places a token outside the letters allowed there",
+                         field="letters")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +192,8 @@ class Chains:
     counts and energies of every distinct state, the lowest-energy state seen, and the counters.
     :meth:`step` is one proposal + acceptance for every chain."""
 
-    def __init__(self, model: MaskedLM, ids: list[int], positions: list[int], opts: MHOptions):
+    def __init__(self, model: MaskedLM, ids: list[int], positions: list[int], opts: MHOptions,
+                 slot_allowed: torch.Tensor | None = None):
         self.model, self.opts = model, opts
         self.n = len(positions)
         self.gen = torch.Generator().manual_seed(int(opts.seed))
@@ -190,9 +202,18 @@ class Chains:
             raise ConfigError("no token may be placed in a gap")
         self.ids = ids
         self.pos_t = torch.tensor(positions, dtype=torch.long)
+        # the tokens each gap position may take (its letter set, else the model's), by position
+        self.at = (self.allowed.expand(len(positions), -1) if slot_allowed is None
+                   else slot_allowed.cpu() & self.allowed)
+        if not self.at.any(-1).all():
+            raise InputError("a gap position has no token that may be placed (its letters are "
+                             "all special)", field="letters")
+        self.slot_of = torch.zeros(len(ids), dtype=torch.long)
+        self.slot_of[self.pos_t] = torch.arange(len(positions))
         x = torch.tensor(ids, dtype=torch.long).repeat(opts.chains, 1)
         x[:, self.pos_t] = _initial_states(model, ids, positions, self.allowed, opts.allow_special,
-                                           opts.init, opts.chains, self.gen)
+                                           opts.init, opts.chains, self.gen,
+                                           None if slot_allowed is None else self.at)
         self.scored_row = torch.zeros(len(ids), dtype=torch.bool)
         context = x[0].clone()
         context[self.pos_t] = self.allowed.nonzero()[0, 0]   # any ordinary token: find specials
@@ -236,7 +257,8 @@ class Chains:
     def step(self, block_pos: torch.Tensor, tau: float, count: bool) -> None:
         """Propose at ``block_pos`` in every chain and accept or reject (MH, or always: Gibbs)."""
         o = self.opts
-        prop, fwd, rev, changed = propose(self.model, self.x, block_pos, self.allowed,
+        prop, fwd, rev, changed = propose(self.model, self.x, block_pos,
+                                          self.at[self.slot_of[block_pos]],
                                           o.proposal_temperature, o.top_p, self.gen)
         self.rows_used += o.chains
         u = torch.rand(o.chains, generator=self.gen, dtype=torch.float64)
@@ -254,8 +276,9 @@ class Chains:
         self.steps += 1
         self.remember(None if o.gibbs else self.e, count=count)
 
-    def end_epoch(self) -> torch.Tensor:
-        """The chains' energies after an epoch (computed now for Gibbs, which does not track them)."""
+    def end_sweep(self) -> torch.Tensor:
+        """The chains' energies after a sweep (computed now for Gibbs, which does not track
+        them)."""
         if self.opts.gibbs:
             e = self.energies(self.x)
             self.remember(e, count=False)
@@ -278,15 +301,18 @@ class Chains:
 @torch.inference_mode()
 def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
        options: MHOptions | None = None, progress: Callable[[int, int], None] | None = None,
-       **kw) -> ChainResult:
+       letters: dict | None = None, **kw) -> ChainResult:
     """Run MH chains (or the degenerate Gibbs chain) over the gap positions of one sequence.
 
     ``input_ids``: one sequence; the gap positions are ``positions`` or, by default, those
     holding ``model.mask_id``. Only they move; everything else is fixed context. Options: an
-    :class:`MHOptions` and/or its fields as keywords. Epoch e runs at target temperature
+    :class:`MHOptions` and/or its fields as keywords. Sweep e runs at target temperature
     ``max(min_temperature, target_temperature - anneal * e)``; visits are counted after every
-    step of epochs ``>= burn_in``. Deterministic under ``seed``. ``progress``: called as
-    ``progress(done, total)`` after each epoch (sweep), e.g. to move a bar; None: nothing.
+    step of sweeps ``>= burn_in``. Deterministic under ``seed``. ``progress``: called as
+    ``progress(done, total)`` after each sweep, e.g. to move a bar; None: nothing.
+    ``letters``: {gap position: allowed letters or tokens} -- those positions move only among
+    them (the proposal is the masked conditional restricted to the set and renormalized, so the
+    chain samples the target restricted to the sets; :mod:`infill.decoding.letters`).
     """
     o = MHOptions.from_options(options, **kw)
     if not o.gibbs:
@@ -306,18 +332,20 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
     if len(set(positions)) != len(positions) or not 0 <= positions[0] <= positions[-1] < len(ids):
         raise InputError("gap positions must be distinct and inside the sequence")
     model.check_length(len(ids))
-    run = Chains(model, ids, positions, o)
+    from infill.decoding.letters import position_masks
+    run = Chains(model, ids, positions, o,
+                 position_masks(model, letters, positions, o.allow_special))
     trace = [run.e.clone()]
-    temps = temperatures(o.target_temperature, o.anneal, o.min_temperature, o.epochs)
-    blocks = block_sizes(o.block, run.n, o.epochs, o.block_schedule)
-    for epoch in range(o.epochs):
+    temps = temperatures(o.target_temperature, o.anneal, o.min_temperature, o.sweeps)
+    blocks = block_sizes(o.block, run.n, o.sweeps, o.block_schedule)
+    for sweep in range(o.sweeps):
         visit = run.pos_t[torch.randperm(run.n, generator=run.gen)] if o.sweep_order == "random" \
             else run.pos_t
-        for start in range(0, run.n, blocks[epoch]):
-            run.step(visit[start: start + blocks[epoch]], temps[epoch], count=epoch >= o.burn_in)
-        trace.append(run.end_epoch())
+        for start in range(0, run.n, blocks[sweep]):
+            run.step(visit[start: start + blocks[sweep]], temps[sweep], count=sweep >= o.burn_in)
+        trace.append(run.end_sweep())
         if progress is not None:
-            progress(epoch + 1, o.epochs)
+            progress(sweep + 1, o.sweeps)
     if o.gibbs:
         run.finish_gibbs()
     samples = sorted((Visit(k, run.known_e[k], c) for k, c in run.counts.items()),
@@ -336,7 +364,8 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
 # ---------------------------------------------------------------------------------------------
 def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
            options: MHOptions | None = None, window: bool = True,
-           progress: Callable[[int, int], None] | None = None, **kw):
+           progress: Callable[[int, int], None] | None = None, letters: list | None = None,
+           **kw):
     """Sample completions of ``text`` (each ``marker`` -> ``gap`` masked tokens) by MH.
 
     Returns a :class:`SampleResult` for one text (a list of them for a list of texts) whose
@@ -345,12 +374,14 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
     A text longer than the model's maximum length is sampled in the context window centred on
     its gaps (the energy is that of the windowed sequence; ``.windows`` records it and a
     :class:`~infill.errors.LongInputWarning` says so); ``window=False`` makes it an error.
-    ``progress``: called as ``progress(done, total)`` after each epoch of each text's chains.
+    ``progress``: called as ``progress(done, total)`` after each sweep of each text's chains.
+    ``letters``: the letter sets of the gaps, as :func:`infill.fill` takes them.
     """
     o = MHOptions.from_options(options, **kw)
     if isinstance(text, (list, tuple)):
-        return [sample(model, t, gap, marker, o, window, progress) for t in text]
+        return [sample(model, t, gap, marker, o, window, progress, letters) for t in text]
     enc = model.encode(text, gap, marker)
+    sets = _letters_at(model, enc, letters, o.allow_special)
     plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
     if len(plan) > 1:
         raise InputError(f"the gaps are too far apart to sample them jointly in one context "
@@ -358,7 +389,8 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
                          "them one at a time")
     w = plan[0]
     res = mh(model, w.ids(enc.input_ids, lo, hi), [p - w.left + lo for p in enc.positions], o,
-             progress=progress)
+             progress=progress,
+             letters=None if sets is None else {p - w.left + lo: e for p, e in sets.items()})
 
     def rendered(s: Visit) -> Visit:
         r = model.render(enc, enc.split(s.tokens))
@@ -380,3 +412,13 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
         temperatures=res.temperatures, block_sizes=res.block_sizes, proposals=res.proposals,
         accepted=res.accepted, novel=res.novel, steps=res.steps, forward_rows=res.forward_rows,
         text=text, settings=settings, windows=windows)
+
+
+def _letters_at(model: MaskedLM, enc, letters, allow_special: bool) -> dict | None:
+    """{encoding position: entry} of per-gap ``letters`` (checked against the gaps)."""
+    if letters is None:
+        return None
+    from infill.decoding.letters import letter_masks
+    letter_masks(model, letters, enc.gaps, allow_special)        # the checks, one line each
+    return {p: e for g, entry in zip(enc.gaps, letters) if entry is not None
+            for p, e in zip(g, entry) if e is not None}

@@ -1,5 +1,5 @@
 """One Metropolis–Hastings step (SPEC §3): the masked-conditional proposal, the acceptance rule,
-and the per-epoch schedules of target temperature and block size.
+and the per-sweep schedules of target temperature and block size.
 
 A step masks a block I of gap positions in every chain, draws each ``w_i ~ r_i(. | x with I
 masked)`` independently from one forward pass (``r_i`` the model's masked conditional restricted
@@ -64,14 +64,14 @@ def propose(model: MaskedLM, x: torch.Tensor, block: torch.Tensor, allowed: torc
 
 
 def temperatures(temperature: float, anneal: float, min_temperature: float,
-                  epochs: int) -> list[float]:
-    """Target temperature per epoch: ``max(min_temperature, temperature - anneal * epoch)``."""
-    return [max(min_temperature, temperature - anneal * e) for e in range(epochs)]
+                  sweeps: int) -> list[float]:
+    """Target temperature per sweep: ``max(min_temperature, temperature - anneal * sweep)``."""
+    return [max(min_temperature, temperature - anneal * e) for e in range(sweeps)]
 
 
-def block_sizes(block: int, n: int, epochs: int, schedule: str) -> list[int]:
-    """Block size per epoch: ``fixed``, or ``anneal`` = linear from ``block`` down to 1."""
+def block_sizes(block: int, n: int, sweeps: int, schedule: str) -> list[int]:
+    """Block size per sweep: ``fixed``, or ``anneal`` = linear from ``block`` down to 1."""
     block = min(block, n)
-    if schedule == "fixed" or epochs == 1:
-        return [block] * epochs
-    return [max(1, round(block - (block - 1) * e / (epochs - 1))) for e in range(epochs)]
+    if schedule == "fixed" or sweeps == 1:
+        return [block] * sweeps
+    return [max(1, round(block - (block - 1) * e / (sweeps - 1))) for e in range(sweeps)]

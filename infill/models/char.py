@@ -33,6 +33,7 @@ from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
+from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
            "word_code"]
@@ -248,6 +249,10 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
     wrapped = CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
     if (path / LEXICON_FILE).is_file():
         wrapped.lexicon = load_lexicon(path / LEXICON_FILE, alphabet)
+    if (path / PAIRS_FILE).is_file() and wrapped.lexicon is not None:
+        wrapped.pairs = load_pairs(path / PAIRS_FILE, alphabet, wrapped.lexicon)
+    if (path / PHRASES_FILE).is_file():
+        wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
     return wrapped
 
 
@@ -261,12 +266,17 @@ class CharMaskedLM(MaskedLM):
     ``special_ids`` = {unknown, ``-``}: never placed in a gap unless ``allow_special``.
 
     With a ``lexicon.tsv`` in its directory, q is the network's mixed with the lexicon's word
-    marginals (:mod:`infill.models.lexicon`).
+    marginals (:mod:`infill.models.lexicon`); with a ``pairs.tsv`` beside it, then with the
+    words seen beside a word's neighbours, and with a ``phrases.safetensors``, last with its
+    phrase memory (:mod:`infill.models.phrases`).
     """
 
     supports_logits = True
     unit = "characters"
     lexicon = None
+    pairs = None
+    phrases = None
+    mixed = ("lexicon", "pairs", "phrases")     # the order they are mixed into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):
@@ -317,14 +327,15 @@ class CharMaskedLM(MaskedLM):
 
     def log_probs(self, input_ids, attention_mask, positions):
         logq = torch.log_softmax(self._scores(input_ids, attention_mask, positions), dim=-1)
-        if self.lexicon is None:
-            return logq
-        return self.lexicon.mix(logq, torch.as_tensor(input_ids), torch.as_tensor(positions))
+        for part in (getattr(self, name) for name in self.mixed):
+            if part is not None:
+                logq = part.mix(logq, torch.as_tensor(input_ids), torch.as_tensor(positions))
+        return logq
 
     def logits(self, input_ids, attention_mask, positions):
-        """The network's scores; with a lexicon, the mixture's log q (it has no unnormalized
-        form)."""
-        if self.lexicon is not None:
+        """The network's scores; with a lexicon, word pairs or a phrase memory, the mixture's
+        log q (it has no unnormalized form)."""
+        if any(p is not None for p in (self.lexicon, self.pairs, self.phrases)):
             return self.log_probs(input_ids, attention_mask, positions)
         return self._scores(input_ids, attention_mask, positions)
 

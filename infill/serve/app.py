@@ -6,6 +6,9 @@
     GET  /api/health    {"status": "ok", ...} and the batching worker's counters
     POST /api/fill      one input -> the object of one line of ``infill run --json``
                         ("record": "all": every FASTA record -> {"records": [one such per record]})
+    POST /api/check     one text -> the object of one line of ``infill check --json``
+    POST /api/readings  one text and its lacunae's readings -> one line of ``infill run
+                        --readings --json``
 
 Every error answers ``{"error": "one line"}``: 400 for a bad request, 413 for a body or text
 over the limits, 429 when the queue is full, 503 when a request waited in the queue past
@@ -221,7 +224,25 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
     limits = limits if limits is not None else Limits()
     default_model = catalog.check(default_model or DEFAULT_MODEL)
     worker = worker if worker is not None else BatchWorker(catalog, limits)
+    # FastAPI's /docs pages load their scripts from a CDN: off, so that nothing needs a network
+    app = FastAPI(title="infill serve", lifespan=_lifespan(worker), docs_url=None,
+                  redoc_url=None)
+    app.state.catalog, app.state.worker, app.state.limits = catalog, worker, limits
+    app.add_middleware(LocalOnly, names=host_names(host, allow_hosts),
+                       any_address=host.strip("[]") in WILDCARDS)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    _answer_errors(app)
+    _describe(app, catalog, limits, default_model, worker)
+    _decode(app, catalog, limits, default_model, worker)
+    _check(app, catalog, limits, default_model)
+    _readings(app, catalog, limits, default_model)
+    return app
+
+
+def _lifespan(worker: BatchWorker):
+    """The application's lifespan: the batching worker and the upload threads run while it is
+    served."""
     @asynccontextmanager
     async def lifespan(served: FastAPI):
         worker.start()
@@ -232,17 +253,13 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
         finally:
             served.state.uploads.shutdown(wait=False, cancel_futures=True)
             await asyncio.to_thread(worker.stop)
+    return lifespan
 
-    # FastAPI's /docs pages load their scripts from a CDN: off, so that nothing needs a network
-    app = FastAPI(title="infill serve", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.catalog, app.state.worker, app.state.limits = catalog, worker, limits
-    app.add_middleware(LocalOnly, names=host_names(host, allow_hosts),
-                       any_address=host.strip("[]") in WILDCARDS)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    _answer_errors(app)
-    _describe(app, catalog, limits, default_model, worker)
-
+def _decode(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str,
+            worker: BatchWorker) -> None:
+    """The routes that decode: ``POST /api/fill`` (one text, or every FASTA record) and
+    ``POST /api/epidoc``, each queued on the batching worker."""
     @app.post("/api/fill")
     async def fill(request: Request) -> Response:
         req = parse_request(await read_body(request, limits.max_body))
@@ -273,4 +290,26 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
         model = job.model if job else catalog.check(req.model or default_model)
         return json_response(await off_loop(request, epidoc_answer, res, result, model))
 
-    return app
+
+def _check(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str) -> None:
+    """``POST /api/check``: a text's doubtful readings (:mod:`infill.serve.check`), computed in
+    the uploads' thread, off the event loop."""
+    from infill.serve.check import check_answer, parse_check
+
+    @app.post("/api/check")
+    async def check(request: Request) -> Response:
+        req = parse_check(await read_body(request, limits.max_body))
+        return json_response(await off_loop(request, check_answer, req, catalog, limits,
+                                            default_model))
+
+
+def _readings(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str) -> None:
+    """``POST /api/readings``: the readings proposed for a text's lacunae scored
+    (:mod:`infill.serve.readings`), in the uploads' thread, off the event loop."""
+    from infill.serve.readings import parse_readings_body, readings_answer
+
+    @app.post("/api/readings")
+    async def readings(request: Request) -> Response:
+        req = parse_readings_body(await read_body(request, limits.max_body))
+        return json_response(await off_loop(request, readings_answer, req, catalog, limits,
+                                            default_model))

@@ -3,7 +3,8 @@
 Body (JSON object; every field but ``xml`` optional, defaults as ``infill run``)::
 
     {"xml": "<TEI ...>...</TEI>", "model": "builtin:greek", "hide_supplied": false,
-     "scorer": "hcb", "order": "left-to-right", "beam_size": 5, "top_k": 5, "seed": 0}
+     "unclear": "keep", "scorer": "hcb", "order": "left-to-right", "beam_size": 5, "top_k": 5,
+     "seed": 0}
 
 The file is read as ``infill run FILE.xml`` reads it (:mod:`infill.data.epidoc`: no DTD, no
 entities, no network); its gapped text is decoded by the server's batching worker like any
@@ -14,17 +15,19 @@ unchanged. An unreadable file is a 400 with one line naming the upload and the l
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import ConfigDict, PrivateAttr, ValidationError, create_model
 
 from infill.data.epidoc import read_edition
 from infill.defaults import resolve_fill
-from infill.epigraphy import MARKER, EditionResult, epidoc_output, leiden_output, \
-    read_for_restore, readings_for
+from infill.epigraphy import MARKER, EditionResult, edition_letters, epidoc_output, \
+    leiden_output, read_for_restore, readings_for
 from infill.errors import InputError
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import (NOT_SERVED, OldNames, _within, decode_config, decoding_fields,
-                                 fill_request, validate_body)
+                                 fill_request, frozen_letters, validate_body)
 from infill.serve.worker import Job
 
 __all__ = ["EpidocRequest", "epidoc_answer", "epidoc_job", "parse_epidoc"]
@@ -42,6 +45,7 @@ class _Upload(OldNames):
     xml: str
     model: str | None = None
     hide_supplied: bool = False
+    unclear: Literal["keep", "restore"] = "keep"
     top_k: int = 5
     _notes: list[str] = PrivateAttr(default_factory=list)
 
@@ -95,7 +99,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
     model = catalog.check(req.model if req.model is not None else default_model)
     _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
-    edition = read_edition(UPLOAD, req.xml)          # read once; an unreadable file: one line
+    edition = read_edition(UPLOAD, req.xml, unclear=req.unclear)   # read once; bad: one line
     check_extent(edition, limits)
     greek = catalog.family(model) == "greek"
     res = read_for_restore(UPLOAD, req.xml, catalog.get(model) if greek else None,
@@ -113,7 +117,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
         raise TooLarge(f"edition too long: {len(res.rendered.text)} characters (limit "
                        f"{limits.max_text})")
     return Job(model, request.decode, tuple(spans) or 1, MARKER, res.rendered.text,
-               request.top_k), res
+               request.top_k, frozen_letters(edition_letters(res))), res
 
 
 def epidoc_answer(res: EditionResult, fill, model: str) -> dict:

@@ -128,6 +128,8 @@ class _Body(OldNames):
     id: str | None = None
     region: str | None = None
     record: int | Literal["all"] = 1
+    letters: list[list[str | list[str] | None] | None] | None = None
+    unclear: Literal["keep", "restore"] = "keep"
     _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("record", mode="before")
@@ -170,7 +172,8 @@ def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) 
     options): options left out stay None, for :func:`~infill.defaults.resolve_fill`."""
     config = decode_config(req) if config is None else config
     fields = dict(decode=config, top_k=req.top_k, gap=getattr(req, "gap", None),
-                  marker=getattr(req, "marker", "___"), region=getattr(req, "region", None))
+                  marker=getattr(req, "marker", "___"), region=getattr(req, "region", None),
+                  letters=getattr(req, "letters", None), unclear=getattr(req, "unclear", "keep"))
     return FillJob(**{**fields, **changes})
 
 
@@ -239,14 +242,38 @@ def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
     on how it was read -- by the jobs layer, as ``infill run`` reads it
     (:func:`~infill.jobs.fill.prepare`: the ``region`` masked, Leiden sigla converted)."""
     (read,), _ = prepare(catalog.unit(model), [Input("1", text)], request)
+    if read.letters is not None or request.letters is not None:    # checked against the model
+        _check_letters(catalog.get(model), read, request)
     if read.error is not None:
         raise InputError(read.error)
     if len(read.text) > limits.max_text:
         raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(read.text)} "
                        f"characters (limit {limits.max_text})")
     gap = request.gap if read.gap is None else tuple(read.gap)   # [c.3]: its whole range
-    return Job(model, request.decode, gap, request.marker, read.text, request.top_k), \
-        list(read.notes)
+    letters = request.letters if read.letters is None else read.letters     # #[ηιν] in the text
+    return Job(model, request.decode, gap, request.marker, read.text, request.top_k,
+               frozen_letters(letters)), list(read.notes)
+
+
+def frozen_letters(letters) -> tuple | None:
+    """Letter sets as nested tuples (a :class:`Job` is hashable; ``fill`` takes either)."""
+    if letters is None:
+        return None
+    return tuple(None if g is None else tuple(e if e is None or isinstance(e, str) else tuple(e)
+                                              for e in g) for g in letters)
+
+
+def _check_letters(model, read: Input, request: FillJob) -> None:
+    """The text's (or the request's) letter sets against the model's alphabet and the text's
+    gaps, so that a bad set is the request's 4xx, not an error inside a batch."""
+    from infill.decoding.letters import letter_masks
+    letters = request.letters if read.letters is None else read.letters
+    try:
+        gaps = model.encode(read.text, request.gap if isinstance(request.gap, int) else 1,
+                            request.marker).gaps
+    except InputError:
+        return                               # the text's own error comes from the decode
+    letter_masks(model, letters, gaps, request.decode.allow_special)
 
 
 def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,

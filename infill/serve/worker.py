@@ -53,11 +53,12 @@ class Job:
     marker: str
     text: str
     top_k: int
+    letters: tuple | None = None    # letter sets per gap (nested tuples), as fill takes them
 
     @property
     def key(self) -> tuple:
         """Jobs with equal keys are decoded in one ``fill_each`` call."""
-        return (self.model, self.config, self.gap, self.marker)
+        return (self.model, self.config, self.gap, self.marker, self.letters)
 
 
 _STOP = object()
@@ -233,9 +234,10 @@ class BatchWorker:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LongInputWarning)   # noted per result below
                 gap = list(job.gap) if isinstance(job.gap, tuple) else job.gap
+                extra = {} if job.letters is None else {"letters": job.letters}
                 results = self.fill(model, [j.text for j, _ in items], gap=gap,
                                     top_k=max(j.top_k for j, _ in items), marker=job.marker,
-                                    config=job.config)
+                                    config=job.config, **extra)
         except InfillError as e:           # the whole group's problem (e.g. a gap too long)
             public = type(e)(_public(str(e), model, job.model))
             for _, fut in items:

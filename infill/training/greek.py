@@ -11,7 +11,8 @@ literary windows, and validates on its validation split too; ``init_from`` start
 character model's weights where the shapes agree.
 
 Beside the weights a run writes the lexicon of its training split's words (``lexicon.tsv``,
-:mod:`infill.models.lexicon`).
+:mod:`infill.models.lexicon`) and the phrase memory of its training inscriptions
+(``phrases.safetensors``, :mod:`infill.models.phrases`).
 """
 from __future__ import annotations
 
@@ -32,7 +33,11 @@ from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
 
-__all__ = ["GreekFamily", "train"]
+__all__ = ["GreekFamily", "train", "write_lexicon", "write_phrases"]
+
+PHRASE_CHARS = 2_000_000
+"""Without inscriptions, the phrase memory holds at most this many characters of training
+windows (about 40 keys a character)."""
 
 
 class GreekFamily(Family):
@@ -121,8 +126,21 @@ class GreekFamily(Family):
         save_char(model, out, GREEK, dtype=torch.float16)
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
-        """The lexicon of the training split's words (:mod:`infill.models.lexicon`)."""
+        """The lexicon of the training split's words (:mod:`infill.models.lexicon`) and the
+        phrase memory (:mod:`infill.models.phrases`) of its inscriptions -- each training
+        inscription once -- or, without inscriptions, of its first
+        :data:`PHRASE_CHARS` characters of training windows."""
         write_lexicon(Path(out), train)
+        if self.mix is not None:
+            texts = self.mix.texts[self.mix.literary:]
+        else:
+            texts, size = [], 0
+            for ex in train:
+                if size >= PHRASE_CHARS:
+                    break
+                texts.append(GREEK.decode(i for i in ex if i < GREEK.n_outputs))
+                size += len(texts[-1])
+        write_phrases(Path(out), texts)
 
     def describe(self) -> dict:
         extra = {} if self.inscriptions is None else {
@@ -139,6 +157,18 @@ def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA)
     weights = word_weights((GREEK.decode(ex) for ex in train), GREEK)
     build_lexicon(dict(weights), GREEK, beta).save(out / LEXICON_FILE, GREEK)
     return out / LEXICON_FILE
+
+
+def write_phrases(out: Path, texts: list[str]) -> Path:
+    """``out/phrases.safetensors``: the phrase memory of ``texts`` (normalized), each counted
+    once, at the levels, rest and β chosen on the IOSPE validation split; and ``out/pairs.tsv``,
+    the pairs of neighbouring words of ``texts`` (:class:`~infill.models.phrases.WordPairs`)."""
+    from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
+                                       pair_counts)
+
+    build_phrases(texts, GREEK).save(out / PHRASES_FILE, GREEK)
+    build_pairs(pair_counts(texts, GREEK), GREEK, None).save(out / PAIRS_FILE, GREEK)
+    return out / PHRASES_FILE
 
 
 def init_weights(model: CharTransformer, source: str) -> None:

@@ -268,7 +268,7 @@ def test_changed_arguments_are_refused(tmp_path, bert_dir, bert):
     corpus = _corpus(tmp_path)
     run_bench(_config(bert_dir, corpus, gaps=[1], methods=["hcb-l2r"]), tmp_path / "o",
               model=bert, progress=False)
-    with pytest.raises(ConfigError, match="different arguments .*gaps"):
+    with pytest.raises(ConfigError, match="different arguments .*gap_lengths"):
         run_bench(_config(bert_dir, corpus, gaps=[2], methods=["hcb-l2r"]), tmp_path / "o",
                   model=bert, progress=False)
     s = run_bench(_config(bert_dir, corpus, gaps=[2], methods=["hcb-l2r"]), tmp_path / "o",
@@ -311,7 +311,7 @@ def test_cli_end_to_end(tmp_path, bert_dir):
 
     corpus = _corpus(tmp_path)
     out = tmp_path / "cli"
-    args = ["bench", corpus, "--model", bert_dir, "--out", str(out), "--gaps", "1,2",
+    args = ["bench", corpus, "--model", bert_dir, "--out", str(out), "--gap-lengths", "1,2",
             "--methods", "hcb-l2r,standard-l2r,hcb-b2w", "--beam", "3", "--topk", "1,3",
             "--examples", "5",
             "--device", "cpu", "--no-progress", "--bertscore-model", str(tmp_path / "nope")]
@@ -342,8 +342,9 @@ def test_cli_end_to_end(tmp_path, bert_dir):
     res2 = CliRunner().invoke(main, args)
     assert res2.exit_code == 0 and (out / "summary.md").read_text() == md
     # errors are one clean line with exit code 2
-    bad = CliRunner().invoke(main, args[:-2] + ["--gaps", "1,x"])
-    assert bad.exit_code == 2 and "Error: --gaps must be comma-separated integers" in bad.output
+    bad = CliRunner().invoke(main, args[:-2] + ["--gap-lengths", "1,x"])
+    assert bad.exit_code == 2 and \
+        "Error: --gap-lengths must be comma-separated integers" in bad.output
     bad = CliRunner().invoke(main, ["bench", corpus, "--model", bert_dir, "--out", str(out),
                                     "--methods", "nope", "--device", "cpu", "--no-progress"])
     assert bad.exit_code == 2 and "Error:" in bad.output and "Traceback" not in bad.output

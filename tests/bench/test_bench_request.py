@@ -3,6 +3,7 @@ things; old spellings (keywords, flags, a config.json written under the old name
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 import pytest
@@ -81,42 +82,62 @@ def test_old_keywords_are_read_with_a_warning():
     assert set(BenchRequest.RENAMED.values()) <= set(BenchRequest.fields())
     assert set(GRID_AXES) <= set(BenchRequest.fields())
     with pytest.warns(UserWarning, match="gap length 2 given more than once"):
-        assert BenchRequest(model="m", data="d", gaps=[2, 3, 2]).gaps == (2, 3)
+        assert BenchRequest(model="m", data="d", gap_lengths=[2, 3, 2]).gap_lengths == (2, 3)
+    with pytest.warns(DeprecationWarning, match="'gaps' is now 'gap_lengths'"):
+        old = BenchConfig(model="m", data="d", gaps=[1, 4])
+    assert old.gap_lengths == (1, 4) and "gaps" not in old.to_json()
+    with pytest.warns(DeprecationWarning, match="gap_lengths"):
+        assert old.gaps == (1, 4)                 # a selector of one's own reading the old name
+
+
+def test_the_runs_kept_under_benchmarks_results_read_back_as_their_requests():
+    """Every bench ``config.json`` kept in the repository (written with ``gaps``) reads back as
+    the request that wrote it, so a re-run with the same flags resumes it."""
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    records = [json.loads(p.read_text()) for p in sorted(root.rglob("config.json"))]
+    records = [r for r in records if "model_fingerprint" in r]
+    assert len(records) >= 10 and any("gaps" in r for r in records)
+    for record in records:
+        record = BenchRequest.stored(record)
+        kept = {k: v for k, v in record.items() if k not in ("model_fingerprint", "selector")}
+        assert BenchRequest(**kept).to_json() == kept
 
 
 def test_cli_flags_new_and_old_set_the_same_request(tmp_path, bert_dir):
     data = tmp_path / "data.txt"
     data.write_text("the cat sat on the mat\nthe dog sat on the mat\n")
-    common = [str(data), "-m", bert_dir, "--methods", "hcb-l2r", "--gaps", "1", "-n", "0",
+    common = [str(data), "-m", bert_dir, "--methods", "hcb-l2r", "-n", "0",
               "--no-progress", "--json", "--device", "cpu"]
     new = CliRunner().invoke(main, ["bench", *common, "--out", str(tmp_path / "a"),
-                                    "--beam-size", "2,3", "--top-k", "1,2"])
+                                    "--beam-size", "2,3", "--top-k", "1,2", "--gap-lengths", "1"])
     assert new.exit_code == 0, new.output
     old = CliRunner().invoke(main, ["bench", *common, "--out", str(tmp_path / "b"),
-                                    "--beams", "2,3", "--topk", "1,2"])
+                                    "--beams", "2,3", "--topk", "1,2", "--gaps", "1"])
     assert old.exit_code == 0, old.output
     assert "Warning: --beams is deprecated; use --beam-size" in old.stderr
     assert "Warning: --topk is deprecated; use --top-k" in old.stderr
+    assert old.stderr.count("Warning: --gaps is deprecated; use --gap-lengths") == 1
     a, b = (json.loads((tmp_path / d / "config.json").read_text()) for d in "ab")
     assert a == b and a["beam_size"] == [2, 3] and a["top_k"] == [1, 2] and a["examples"] is None
+    assert a["gap_lengths"] == [1] and "gaps" not in a
     assert json.loads(new.stdout)["config"] == {k: v for k, v in a.items()
                                                 if k != "model_fingerprint"}
     bad = CliRunner().invoke(main, ["bench", *common, "--out", str(tmp_path / "c"),
-                                    "--beam-size", "2,x"])
+                                    "--gap-lengths", "1", "--beam-size", "2,x"])
     assert bad.exit_code == 2 and "Error: --beam-size must be comma-separated integers" in bad.output
 
 
 def test_a_run_recorded_under_the_old_names_resumes(tmp_path, bert_dir, bert):
     data = tmp_path / "data.txt"
     data.write_text("the cat sat on the mat\nthe dog sat on the mat\n")
-    req = BenchRequest(model=bert_dir, data=str(data), gaps=(1,), methods=("hcb-l2r",),
+    req = BenchRequest(model=bert_dir, data=str(data), gap_lengths=(1,), methods=("hcb-l2r",),
                        beam_size=(2,), top_k=(1, 2), examples=None, device="cpu")
     first = run_bench(req, tmp_path / "out", model=bert, progress=False)
     path = tmp_path / "out" / "config.json"
     new_names = {v: k for k, v in BenchRequest.RENAMED.items()}
     path.write_text(json.dumps({new_names.get(k, k): v for k, v in
                                 json.loads(path.read_text()).items()}))
-    assert "beams" in json.loads(path.read_text())
+    assert {"beams", "gaps"} <= set(json.loads(path.read_text()))
     again = run_bench(req, tmp_path / "out", model=bert, progress=False)
     def strip(summary):
         return [{k: v for k, v in c.items() if k != "examples_per_s"} for c in summary["cells"]]

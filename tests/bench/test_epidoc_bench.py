@@ -50,7 +50,7 @@ def test_bench_on_epidoc_folder(tmp_path, greek_char_dir):
     for k in range(3):
         shutil.copy(FIX / "handmade.xml", data / f"{k}.xml")
     out = tmp_path / "out"
-    args = ["bench", str(data), "--model", greek_char_dir, "--gaps", "5,9", "--methods",
+    args = ["bench", str(data), "--model", greek_char_dir, "--gap-lengths", "5,9", "--methods",
             "hcb-l2r,standard-l2r", "--beam-size", "2", "-k", "1,2", "--out", str(out),
             "--no-progress", "-n", "0"]
     r = CliRunner().invoke(main, args)

@@ -60,7 +60,7 @@ def test_bench_refuses_a_bertscore_folder_with_code(tmp_path, lines, kind):
     folder, marker = code_folder(tmp_path, *FOLDERS[kind])
     out = tmp_path / "out"
     r = CliRunner().invoke(main, ["bench", lines, "--format", "lines", "-m", "builtin:greek",
-                                  "-n", "2", "--gaps", "2", "--bertscore-model", str(folder),
+                                  "-n", "2", "--gap-lengths", "2", "--bertscore-model", str(folder),
                                   "--out", str(out), "--no-progress"], input="y\n")
     line = one_error_line(r)
     assert "BERTScore scorer" in line and "own code" in line

@@ -25,10 +25,10 @@ class LastWords:
         self.texts, self.tag = texts, tag
 
     def __call__(self, model, request):
-        examples, skipped = {n: [] for n in request.gaps}, {n: 0 for n in request.gaps}
+        examples, skipped = {n: [] for n in request.gap_lengths}, {n: 0 for n in request.gap_lengths}
         for i, text in enumerate(self.texts):
             ids = tuple(model.tokenize(text))
-            for n in request.gaps:
+            for n in request.gap_lengths:
                 if len(ids) - 2 < n:
                     skipped[n] += 1
                 else:
@@ -42,7 +42,7 @@ class LastWords:
 
 
 def _request(bert_dir, **kw):
-    base = dict(model=bert_dir, data="(selector)", gaps=(1, 2), methods=("hcb-l2r", "pure"),
+    base = dict(model=bert_dir, data="(selector)", gap_lengths=(1, 2), methods=("hcb-l2r", "pure"),
                 beam_size=(3,), top_k=(1, 3), batch_size=2, device="cpu")
     return BenchRequest(**{**base, **kw})
 

@@ -45,7 +45,7 @@ def data(tmp_path_factory):
 
 def test_bench_sharded_over_two_processes_equals_one(bert_dir, data):
     args = ["bench", str(data / "data.txt"), "-m", bert_dir, "--methods", "hcb-l2r,pure",
-            "--gaps", "1,2", "--batch-size", "3", "--no-progress", "--device", "cpu"]
+            "--gap-lengths", "1,2", "--batch-size", "3", "--no-progress", "--device", "cpu"]
     one = single(args + ["--out", str(data / "one")], data)
     assert one.returncode == 0, one.stderr
     two = torchrun(args + ["--out", str(data / "two")], data)
@@ -60,7 +60,7 @@ def test_bench_sharded_over_two_processes_equals_one(bert_dir, data):
     assert two.stdout.count("rows; examples used per gap length") == 1
 
 
-RESUME_ARGS = ["--methods", "hcb-l2r", "--gaps", "1,2", "--batch-size", "2", "--no-progress",
+RESUME_ARGS = ["--methods", "hcb-l2r", "--gap-lengths", "1,2", "--batch-size", "2", "--no-progress",
                "--device", "cpu"]
 
 
@@ -147,7 +147,7 @@ def test_run_input_sharded_prints_the_single_process_output(bert_dir, data):
 
 
 @pytest.mark.parametrize("command", [
-    ["sample", "--json", "--epochs", "2", "--chains", "2", "--gap", "2"],
+    ["sample", "--json", "--sweeps", "2", "--chains", "2", "--gap", "2"],
     ["rescore", "--json"],
     ["joint", "--json", "--iterations", "5", "--joint-size", "4", "-n", "6", "--no-progress"],
 ])

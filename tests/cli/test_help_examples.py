@@ -46,6 +46,12 @@ def top_row(output: str) -> str:
     return next(line for line in output.splitlines() if line.split()[:1] == ["1"])
 
 
+def flagged_word(output: str) -> str:
+    """``infill check``'s aligned view: the characters marked ^ under its text line."""
+    text, marks = output.splitlines()[1:3]
+    return "".join(text[i] for i, m in enumerate(marks) if m == "^")
+
+
 def top_sample(output: str) -> str:
     return json.loads(output.splitlines()[0])["samples"][0]["text"]
 
@@ -62,22 +68,29 @@ EXPECTED = {
         lambda out: top_row(out).endswith("- - -ος ἀνέθηκεν"),
     'infill run --model builtin:protein "MAKRVYFLAHGGQVQG???RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"':
         lambda out: "QVQGVGFRYF" in top_row(out),          # the family's G-x-G-F-R motif
-    'infill sample --chains 2 --epochs 5 "To be, or not to ___, that is the question."':
+    'infill sample --chains 2 --sweeps 5 "To be, or not to ___, that is the question."':
         lambda out: top_row(out).endswith(WORLD),
-    'infill sample --anneal 0.2 --epochs 5 --json "Friends, Romans, countrymen, lend me your ___"':
+    'infill sample --anneal 0.2 --sweeps 5 --json "Friends, Romans, countrymen, lend me your ___"':
         lambda out: top_sample(out).endswith("lend me your ears"),
     'infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"':
         lambda out: top_row(out).endswith("of our discontent"),
     "infill run --json -k 5 \"Now is the winter of our ___\" | jq -r '.completions[].text' | "
     "infill rescore":
         lambda out: top_row(out).endswith("of our discontent"),
+    'infill check "To be, or not to be, that is the questoin."':
+        lambda out: flagged_word(out) == "questoin",
+    'infill check --model builtin:greek "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῖος"':
+        lambda out: flagged_word(out) == "ι",   # Ἀχιλῖος: η, as Homer wrote
+    "infill check --model builtin:protein --view aligned "
+    "MAKRVYFLAHGGQVQGVGFRYFTQKRASEYGLTGWCRNTDNNKVEGEAQGDEDALKKLLKDIDEGPRSARWVKLDQEERDLVQDENDFAVRR":
+        lambda out: "W" in flagged_word(out),     # the V71W substitution
     "infill serve": lambda out: out == "127.0.0.1:8000",
     "infill serve --model builtin:greek --model builtin:english --port 8080":
         lambda out: out == "127.0.0.1:8080",
 }
 """Each example and the check of its output (stdout; serve: the address it would listen on)."""
 
-SLOW = {'infill sample --anneal 0.2 --epochs 5 --json "Friends, Romans, countrymen, lend me '
+SLOW = {'infill sample --anneal 0.2 --sweeps 5 --json "Friends, Romans, countrymen, lend me '
         'your ___"'}
 """Examples of more than a few seconds on two CPU cores."""
 

@@ -204,9 +204,10 @@ def test_run_with_any_text(runner, models, kind, data):
 
 
 TEXT_COMMANDS = {
-    "sample": ["sample", "--json", "--epochs", "2", "--chains", "2"],
+    "sample": ["sample", "--json", "--sweeps", "2", "--chains", "2"],
     "rescore": ["rescore", "--json"],
     "joint": ["joint", "--json", "--joint-size", "4", "--ag-iterations", "3"],
+    "check": ["check", "--json"],
 }
 
 
@@ -261,7 +262,7 @@ def test_joint_data_file_in_any_encoding(runner, bert_dir, tmp_path_factory, dat
 def test_bench_data_file_in_any_encoding(runner, bert_dir, tmp_path_factory, data, suffix):
     f = mkfile(tmp_path_factory, f"data{suffix}", data)
     r = runner.invoke(main, ["bench", str(f), "-m", bert_dir, "--out", str(f.parent / "out"),
-                             "--no-progress", "--json", "--methods", "hcb-l2r", "--gaps", "1",
+                             "--no-progress", "--json", "--methods", "hcb-l2r", "--gap-lengths", "1",
                              "--examples", "3"])
     check(r, json_out=True)
 
@@ -282,7 +283,7 @@ def test_file_arguments_with_any_name(runner, bert_dir, tmp_path_factory, name, 
     """DATA / CORPUS / --data naming no file, or with invalid UTF-8 in the name."""
     out = str(tmp_path_factory.mktemp("o") / "out")
     args = {"bench": ["bench", name, "-m", bert_dir, "--out", out, "--no-progress", "--methods",
-                      "hcb-l2r", "--gaps", "1", "--examples", "2"],
+                      "hcb-l2r", "--gap-lengths", "1", "--examples", "2"],
             "train": ["train", "greek", name, "--out", out, "--no-progress", *TRAIN_TINY,
                       "--steps", "1"],
             "joint": ["joint", "-m", bert_dir, "--data", name, "--no-progress", "--examples", "2",
@@ -319,7 +320,7 @@ def test_bench_with_any_pivot(runner, bert_dir, tmp_path_factory, pivot):
     data = d / "data.txt"
     data.write_text("the cat sat on the mat\nthe dog sat\n")
     r = runner.invoke(main, ["bench", str(data), "-m", bert_dir, "--out", str(d / "out"),
-                             "--no-progress", "--json", "--methods", "hcb-l2r", "--gaps", "1",
+                             "--no-progress", "--json", "--methods", "hcb-l2r", "--gap-lengths", "1",
                              "--pivot", pivot])
     check(r, json_out=True)
     if not_utf8(pivot):
@@ -357,21 +358,21 @@ refused."""
 
 
 @HEAVY
-@given(opt=st.sampled_from(["--epochs", "--chains", "--block", "--burn-in", "--seed", "--gap",
+@given(opt=st.sampled_from(["--sweeps", "--chains", "--block", "--burn-in", "--seed", "--gap",
                             "--top-k"]),
        value=SAMPLE_INTS, fopt=st.sampled_from(["--proposal-temperature", "--top-p", "--anneal",
                                                  "--target-temperature", "--min-temperature"]),
        fvalue=EXTREME_FLOATS)
 def test_sample_with_extreme_options(runner, bert_dir, opt, value, fopt, fvalue):
-    args = ["sample", "-m", bert_dir, "--json", "--epochs", "2", "--chains", "2"]
+    args = ["sample", "-m", bert_dir, "--json", "--sweeps", "2", "--chains", "2"]
     t0 = time.monotonic()
     r = runner.invoke(main, args + [opt, value, fopt, fvalue, "the ___ sat"])
     check(r, json_out=True)
-    if opt in ("--epochs", "--chains", "--gap", "--burn-in") and value in HUGE:
+    if opt in ("--sweeps", "--chains", "--gap", "--burn-in") and value in HUGE:
         assert r.exit_code == 2 and time.monotonic() - t0 < 30, "huge sizes are refused at once"
 
 
-@pytest.mark.parametrize("opt", ["--epochs", "--chains"])
+@pytest.mark.parametrize("opt", ["--sweeps", "--epochs", "--chains"])
 @pytest.mark.parametrize("value", HUGE)
 def test_sample_refuses_huge_jobs_at_once(runner, bert_dir, opt, value):
     t0 = time.monotonic()
@@ -382,11 +383,11 @@ def test_sample_refuses_huge_jobs_at_once(runner, bert_dir, opt, value):
 
 @HEAVY
 @given(opt=st.sampled_from(["--examples", "--batch-size", "--seed"]), value=EXTREME_INTS,
-       lists=st.sampled_from([("--gaps", "0"), ("--gaps", "-3"), ("--gaps", "x"), ("--beams", "0"),
-                              ("--top-k", "0"), ("--top-k", ""), ("--gaps", "99"),
-                              ("--gaps", str(10 ** 9)), ("--beams", str(2 ** 63)),
+       lists=st.sampled_from([("--gap-lengths", "0"), ("--gap-lengths", "-3"), ("--gap-lengths", "x"), ("--beams", "0"),
+                              ("--top-k", "0"), ("--top-k", ""), ("--gap-lengths", "99"),
+                              ("--gap-lengths", str(10 ** 9)), ("--beams", str(2 ** 63)),
                               ("--top-k", str(2 ** 64)), ("--beams", "-1"),
-                              ("--methods", "nope"), ("--gaps", "1"), ("--gaps", ",,"),
+                              ("--methods", "nope"), ("--gap-lengths", "1"), ("--gap-lengths", ",,"),
                               ("--bertscore-layers", "0")]))
 def test_bench_with_extreme_options(runner, bert_dir, tmp_path_factory, opt, value, lists):
     d = tmp_path_factory.mktemp("bench")
@@ -489,11 +490,11 @@ def command_args(command: str, model: str, tmp: Path) -> list[str]:
         (tmp / "c.txt").write_text(GREEK_CORPUS, encoding="utf-8")
     return {
         "run": ["run", "-m", model, "--json", "the ___ sat"],
-        "sample": ["sample", "-m", model, "--json", "--epochs", "2", "--chains", "2",
+        "sample": ["sample", "-m", model, "--json", "--sweeps", "2", "--chains", "2",
                    "the ___ sat"],
         "rescore": ["rescore", "-m", model, "--json", "the cat sat"],
         "bench": ["bench", str(data), "-m", model, "--out", str(tmp / "bench"), "--no-progress",
-                  "--json", "--methods", "hcb-l2r", "--gaps", "1"],
+                  "--json", "--methods", "hcb-l2r", "--gap-lengths", "1"],
         "joint-text": ["joint", "-m", model, "--json", "--ag-iterations", "3", "the ___ ___ sat"],
         "joint-data": ["joint", "-m", model, "--data", str(data), "--json", "--no-progress",
                        "--examples", "2", "--ag-iterations", "3", "--out", str(tmp / "joint")],
@@ -563,7 +564,7 @@ def test_offline_bertscore_model_and_hf_data(runner, bert_dir, offline_hub, tmp_
     check(r, json_out=True)
     r = runner.invoke(main, ["bench", "hf:no-such-org/no-such-dataset", "-m", bert_dir, "--out",
                              str(tmp_path / "hf"), "--no-progress", "--methods", "hcb-l2r",
-                             "--gaps", "1"])
+                             "--gap-lengths", "1"])
     check(r)
     assert r.exit_code == 2
 
@@ -635,7 +636,7 @@ def test_corrupt_bench_config_and_train_checkpoint(runner, bert_dir, tmp_path, h
     data.write_text("the cat sat on the mat\n")
     out = tmp_path / "out"
     args = ["bench", str(data), "-m", bert_dir, "--out", str(out), "--no-progress", "--methods",
-            "hcb-l2r", "--gaps", "1"]
+            "hcb-l2r", "--gap-lengths", "1"]
     assert runner.invoke(main, args).exit_code == 0
     corrupt(out / "config.json", how)
     r = runner.invoke(main, args)
@@ -659,7 +660,7 @@ def bench_done(runner, bert_dir, tmp_path_factory):
     data = d / "data.txt"
     data.write_text("the cat sat on the mat\nthe dog sat\nthe cat sat on the dog\n")
     args = ["bench", str(data), "-m", bert_dir, "--no-progress", "--methods", "hcb-l2r",
-            "--gaps", "1,2", "--batch-size", "2"]
+            "--gap-lengths", "1,2", "--batch-size", "2"]
     r = runner.invoke(main, args + ["--out", str(d / "out")])
     assert r.exit_code == 0, r.output
     return args, d / "out"

@@ -79,7 +79,7 @@ def test_deep_json_in_model_files(runner, bert_dir, greek_char_dir, tmp_path):
 
 def _bench(data: Path, bert_dir: str, out: Path) -> list[str]:
     return ["bench", str(data), "-m", bert_dir, "--out", str(out), "--no-progress", "--methods",
-            "hcb-l2r", "--gaps", "1", "--json"]
+            "hcb-l2r", "--gap-lengths", "1", "--json"]
 
 
 def test_deep_json_in_bench_files(runner, bert_dir, tmp_path):
@@ -215,9 +215,9 @@ def test_decode_takes_numpy_and_tensor_rows(bert):
     assert [[h.tokens for h in hs] for hs in both] == [want, want]
 
 
-@pytest.mark.parametrize("grid", [["--gaps", "2,2,2"], ["--gaps", "1,2,1", "--beams", "3,3"],
-                                  ["--methods", "hcb-l2r,hcb-l2r,std-l2r", "--gaps", "1"],
-                                  ["--methods", "beam,hcb-l2r", "--gaps", "1"]])
+@pytest.mark.parametrize("grid", [["--gap-lengths", "2,2,2"], ["--gap-lengths", "1,2,1", "--beams", "3,3"],
+                                  ["--methods", "hcb-l2r,hcb-l2r,std-l2r", "--gap-lengths", "1"],
+                                  ["--methods", "beam,hcb-l2r", "--gap-lengths", "1"]])
 def test_bench_with_a_repeated_grid_value_completes(runner, bert_dir, tmp_path, grid):
     """A value repeated in a grid option planned rows that were never written ("complete":
     false, exit 0, every time): each value runs once, with a warning."""
@@ -284,7 +284,7 @@ def test_data_files_that_never_end(runner, bert_dir, tmp_path, monkeypatch, comm
     """A corpus or data file that is a device: read up to the input limit, not 2 GiB."""
     monkeypatch.setenv("INFILL_MAX_INPUT_BYTES", str(2 ** 20))
     args = {"bench": ["bench", "/dev/zero", "-m", bert_dir, "--out", str(tmp_path / "b"),
-                      "--no-progress", "--methods", "hcb-l2r", "--gaps", "1", "--json"],
+                      "--no-progress", "--methods", "hcb-l2r", "--gap-lengths", "1", "--json"],
             "train": ["train", "greek", "/dev/zero", "--out", str(tmp_path / "t"),
                       "--no-progress", "--steps", "1", "--json"],
             "joint": ["joint", "--data", "/dev/zero", "-m", bert_dir, "--json"]}[command]

@@ -53,11 +53,11 @@ def test_energy_through_the_loader_matches_transformers(bert, bert_dir, kind):
 
 def test_table_output(runner, bert_dir):
     r = runner.invoke(main, ["sample", "--model", bert_dir, "--gap", "2", "--chains", "3",
-                             "--epochs", "4", "--top-k", "5", TEXT])
+                             "--sweeps", "4", "--top-k", "5", TEXT])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert lines[0] == f"[1] {TEXT}"
-    assert lines[1].startswith("  MH, energy local: 3 chains x 4 epochs, acceptance ")
+    assert lines[1].startswith("  MH, energy local: 3 chains x 4 sweeps, acceptance ")
     assert lines[2].split() == ["rank", "energy", "visits", "sample"]
     rows = [ln.split() for ln in lines[3:] if ln.strip()]
     assert 1 <= len(rows) <= 5 and [int(x[0]) for x in rows] == list(range(1, len(rows) + 1))
@@ -67,14 +67,14 @@ def test_table_output(runner, bert_dir):
 
 
 def test_json_is_consistent_with_the_api_and_the_energy(runner, bert, bert_dir):
-    (row,) = run_json(runner, bert_dir, "--gap", "2", "--chains", "4", "--epochs", "5",
+    (row,) = run_json(runner, bert_dir, "--gap", "2", "--chains", "4", "--sweeps", "5",
                       "--top-k", "100", "--seed", "3", TEXT)
     assert row["input"] == TEXT and row["energy"] == "local" and row["chains"] == 4
     assert sum(s["count"] for s in row["samples"]) == 4 * 5 * 2        # every step, every chain
     assert row["distinct"] == len(row["samples"])
     assert 0 <= row["novel_rate"] <= row["acceptance_rate"] <= 1
     assert len(row["energy_trace"]) == 6 and all(len(e) == 4 for e in row["energy_trace"])
-    api = mcmc.sample(bert, TEXT, gap=2, chains=4, epochs=5, seed=3)
+    api = mcmc.sample(bert, TEXT, gap=2, chains=4, sweeps=5, seed=3)
     assert [s["tokens"] for s in row["samples"]] == [list(s.tokens) for s in api.samples]
     enc = bert.encode(TEXT, 2)
     for s in row["samples"][:3]:
@@ -86,7 +86,7 @@ def test_json_is_consistent_with_the_api_and_the_energy(runner, bert, bert_dir):
 
 
 def test_seed_determinism_and_options(runner, bert_dir):
-    args = ["--gap", "2", "--chains", "2", "--epochs", "3", "--order", "random", "--top-p",
+    args = ["--gap", "2", "--chains", "2", "--sweeps", "3", "--order", "random", "--top-p",
             "0.9", "--proposal-temperature", "1.5", "--block", "2", TEXT]
     a = run_json(runner, bert_dir, "--seed", "1", *args)
     b = run_json(runner, bert_dir, "--seed", "1", *args)
@@ -95,15 +95,38 @@ def test_seed_determinism_and_options(runner, bert_dir):
     assert a[0]["block_sizes"] == [2, 2, 1] and a[0]["top_p"] == 0.9
 
 
+def test_old_epochs_flag_is_sweeps_with_one_warning(runner, bert_dir):
+    new = runner.invoke(main, ["sample", "--model", bert_dir, "--json", "--sweeps", "3", TEXT])
+    old = runner.invoke(main, ["sample", "--model", bert_dir, "--json", "--epochs", "3", TEXT])
+    assert new.exit_code == old.exit_code == 0, old.output
+    assert old.stdout == new.stdout and json.loads(old.stdout)["sweeps"] == 3
+    assert old.stderr.count("Warning: --epochs is deprecated; use --sweeps") == 1
+    assert "deprecated" not in new.stderr
+
+
+def test_the_api_refuses_what_the_cli_refuses(bert):
+    """The bounds of --sweeps, --chains and --anneal are the request's own rules."""
+    from infill.errors import ConfigError
+    from infill.requests import MAX_CHAINS, MAX_SWEEPS, MAX_TEMPERATURE
+    for field, bad in [("sweeps", MAX_SWEEPS + 1), ("chains", MAX_CHAINS + 1),
+                       ("anneal", MAX_TEMPERATURE * 2)]:
+        with pytest.raises(ConfigError) as e:
+            mcmc.sample(bert, TEXT, **{field: bad})
+        assert e.value.field == field
+        r = CliRunner().invoke(main, ["sample", "--model", "builtin:english", f"--{field}",
+                                      str(bad), TEXT])
+        assert r.exit_code == 2 and f"--{field}" in r.stderr
+
+
 def test_gibbs_anneal_and_raw(runner, bert_dir):
-    (g,) = run_json(runner, bert_dir, "--gibbs", "--epochs", "3", TEXT)
+    (g,) = run_json(runner, bert_dir, "--gibbs", "--sweeps", "3", TEXT)
     assert g["acceptance_rate"] == 1.0 and g["gibbs"] is True
-    (a,) = run_json(runner, bert_dir, "--gap", "2", "--anneal", "0.02", "--epochs", "6",
+    (a,) = run_json(runner, bert_dir, "--gap", "2", "--anneal", "0.02", "--sweeps", "6",
                     "--chains", "2", TEXT)
     assert a["temperatures"] == pytest.approx([1.0, 0.98, 0.96, 0.94, 0.92, 0.90])
     assert a["best"]["energy"] <= min(s["energy"] for s in a["samples"])
-    (r,) = run_json(runner, bert_dir, "--energy", "raw", "--epochs", "2", "--init", "random", TEXT)
-    (loc,) = run_json(runner, bert_dir, "--energy", "local", "--epochs", "2", "--init", "random",
+    (r,) = run_json(runner, bert_dir, "--energy", "raw", "--sweeps", "2", "--init", "random", TEXT)
+    (loc,) = run_json(runner, bert_dir, "--energy", "local", "--sweeps", "2", "--init", "random",
                       TEXT)
     assert r["energy"] == "raw" and r["samples"][0]["energy"] != loc["samples"][0]["energy"]
 
@@ -130,7 +153,8 @@ def test_rescore_ranks_by_energy(runner, bert, bert_dir, tmp_path):
 
 @pytest.mark.parametrize("args, message, per_input", [
     (["sample", "no marker here"], "no gap marker", True),
-    (["sample", "--burn-in", "5", "--epochs", "5", TEXT], "burn_in", False),
+    (["sample", "--burn-in", "5", "--sweeps", "5", TEXT], "--burn-in must be less than --sweeps",
+     False),
     (["sample", "--model", "/nonexistent/model", TEXT], "no such model", False),
     (["sample", "--marker", "", TEXT], "marker", True),
     (["rescore", "--energy", "raw"], "empty input", False),
@@ -186,7 +210,7 @@ def _refused(r, verb):
 
 
 def test_sample_long_input_is_windowed_noted_once_and_recorded(runner, bert, bert_dir):
-    r = runner.invoke(main, ["sample", "--model", bert_dir, "--json", "--epochs", "2",
+    r = runner.invoke(main, ["sample", "--model", bert_dir, "--json", "--sweeps", "2",
                              "--chains", "2", LONG, LONG.replace("sat", "lay"), TEXT])
     assert r.exit_code == 0, r.output
     assert _notes(r) == ["note: input longer than the model's maximum length (24 tokens): sampled "
@@ -201,7 +225,7 @@ def test_sample_long_input_is_windowed_noted_once_and_recorded(runner, bert, ber
     assert rows[2]["windows"] == []
     assert all(s["text"].endswith(" on the mat" * 8) for s in rows[0]["samples"])
     with pytest.warns(UserWarning, match="maximum length"):
-        api = mcmc.sample(bert, LONG, epochs=2, chains=2)
+        api = mcmc.sample(bert, LONG, sweeps=2, chains=2)
     assert api.windows == rows[0]["windows"]
 
 
@@ -212,7 +236,7 @@ def test_sample_no_window_refuses(runner, bert, bert_dir):
     (row,) = [json.loads(x) for x in r.stdout.splitlines()]
     assert row["windows"] == [] and "--no-window" in row["error"]
     # short inputs are untouched by --no-window
-    r = runner.invoke(main, ["sample", "--model", bert_dir, "--no-window", "--epochs", "2", TEXT])
+    r = runner.invoke(main, ["sample", "--model", bert_dir, "--no-window", "--sweeps", "2", TEXT])
     assert r.exit_code == 0 and r.stderr == ""
     from infill.errors import InputError
     with pytest.raises(InputError, match="maximum length"):

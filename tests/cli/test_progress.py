@@ -36,7 +36,7 @@ def run(*args):
 
 
 @pytest.mark.parametrize("cmd", [["run", "--json", "--batch-size", "1"],
-                                 ["sample", "--json", "--epochs", "2", "--chains", "2"]])
+                                 ["sample", "--json", "--sweeps", "2", "--chains", "2"]])
 def test_bar_only_when_asked_or_on_a_terminal(cmd, monkeypatch):
     quiet = run(*cmd, *TWO)
     assert quiet.stderr == ""                    # a pipe: nothing

@@ -57,7 +57,7 @@ def test_help_imports_no_machinery(name):
     assert loaded == set(), f"infill {' '.join(args)} imported {loaded}"
 
 
-@pytest.mark.parametrize("args", [("run", "--beam", "0", "x"), ("sample", "--epochs", "-1", "x"),
+@pytest.mark.parametrize("args", [("run", "--beam", "0", "x"), ("sample", "--sweeps", "-1", "x"),
                                   ("bench", "--no-such-option"), ("nosuchcommand",)])
 def test_option_errors_import_no_torch(args):
     loaded, code, _, err = run_fresh(*args)

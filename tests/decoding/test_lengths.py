@@ -55,7 +55,8 @@ def filled_ids(model, text, gap, tokens):
 @pytest.mark.parametrize("kind", ["pll", "pll-gap", "pll-word", "per-char"])
 def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
     k, beam = 6, 8
-    got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind)[0]
+    got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind,
+                      length_beam="each")[0]
     # the reference: each length decoded on its own (the fixed-length path), rescored here
     pool = []
     for n in (1, 2, 3):               # every hypothesis of each length's beam competes
@@ -130,7 +131,7 @@ def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):
     assert all(len(c.fills[0]) == 2 for c in got)           # the '??' run is not a marker
     assert {len(c.fills[1]) for c in got} <= {1, 2, 3}
     text = "αβ ___ γδε ___ ζη"
-    got = infill.fill(m, text, gap=[2, (1, 2)], top_k=10, beam_size=10)[0]
+    got = infill.fill(m, text, gap=[2, (1, 2)], top_k=10, beam_size=10, length_beam="each")[0]
     pool = []
     for second in (1, 2):                       # one variant each: decoded, not ranked
         for c in infill.fill(m, text, gap=[2, second], top_k=10, beam_size=10)[0]:
@@ -154,7 +155,8 @@ def test_a_long_text_is_scored_within_reach_of_its_gaps(greek_char_dir, kind, mo
     monkeypatch.setattr(sys.modules["infill.mcmc.energy"], "PLL_REACH", PLL_REACH)
     m = infill.load_model(greek_char_dir, device="cpu")
     text = "αβγδε ζηθ ικ" + "___" + "λμν ξοπ ρστ"
-    got = infill.fill(m, text, gap=(1, 2), top_k=6, beam_size=6, length_score=kind)[0]
+    got = infill.fill(m, text, gap=(1, 2), top_k=6, beam_size=6, length_score=kind,
+                      length_beam="each")[0]
     pool = []
     for n in (1, 2):
         for c in infill.fill(m, text, gap=n, top_k=6, beam_size=6)[0]:

@@ -207,7 +207,7 @@ def test_raw_energy_without_logits_is_a_config_error(oracle):
     with pytest.raises(ConfigError, match="energy .raw. needs the model.s unnormalized logits"):
         mcmc.energy(oracle, [0, 1, 2], "raw")
     with pytest.raises(ConfigError, match="energy .raw. needs the model.s unnormalized logits"):
-        mcmc.mh(oracle, [3, 3, 3], energy="raw", epochs=1)
+        mcmc.mh(oracle, [3, 3, 3], energy="raw", sweeps=1)
     with pytest.raises(ConfigError, match="unknown energy"):
         mcmc.energy(oracle, [0, 1, 2], "global")
     with pytest.raises(InputError, match="mask"):
@@ -252,7 +252,7 @@ def test_extreme_model_scores_give_no_nan():
     lj = torch.full((V,) * 2, -800.0, dtype=torch.float64)
     lj[0, 0] = 0.0                               # nearly degenerate joint: energies ~ 1e3
     m = TableOracle(lj - lj.logsumexp((0, 1)))
-    res = mcmc.mh(m, [m.mask_id] * 2, epochs=6, chains=8, init="random", anneal=0.2,
+    res = mcmc.mh(m, [m.mask_id] * 2, sweeps=6, chains=8, init="random", anneal=0.2,
                   min_temperature=1e-4, seed=3)
     assert torch.isfinite(res.energy_trace).all()
     assert res.energy_trace[0].max() > 700                 # some chains start at E ~ 800
@@ -283,15 +283,15 @@ def test_mh_converges_to_boltzmann_and_ignoring_the_proposal_ratio_fails(oracle,
                                                                           monkeypatch):
     st, E, pi = boltzmann(oracle, L, V)
     K = sweep_kernel(oracle, st, E, proposal_temperature=options.get("proposal_temperature", 1))
-    chains, epochs, burn_in = 256, 240, 60
-    bound = tv_bound(K, pi, chains * (epochs - burn_in))
+    chains, sweeps, burn_in = 256, 240, 60
+    bound = tv_bound(K, pi, chains * (sweeps - burn_in))
     assert bound < 0.06
-    run = dict(epochs=epochs, chains=chains, burn_in=burn_in, init="random", seed=11, **options)
+    run = dict(sweeps=sweeps, chains=chains, burn_in=burn_in, init="random", seed=11, **options)
     res = mcmc.mh(oracle, [oracle.mask_id] * L, **run)
     got = tv(pi, st, res.distribution())
     assert got < bound, (got, bound)
     assert 0.05 < res.novel_rate < res.acceptance_rate <= 1.0
-    assert sum(s.count for s in res.samples) == chains * (epochs - burn_in) * L
+    assert sum(s.count for s in res.samples) == chains * (sweeps - burn_in) * L
     for s in res.samples:                               # reported energies are the real ones
         assert s.energy == pytest.approx(float(E[st.index(s.tokens)]), abs=1e-9)
 
@@ -306,7 +306,7 @@ def test_mh_converges_to_boltzmann_and_ignoring_the_proposal_ratio_fails(oracle,
 
 def test_block_mh_converges_to_boltzmann(oracle):
     st, E, pi = boltzmann(oracle, L, V)
-    res = mcmc.mh(oracle, [oracle.mask_id] * L, block=2, block_schedule="fixed", epochs=200,
+    res = mcmc.mh(oracle, [oracle.mask_id] * L, block=2, block_schedule="fixed", sweeps=200,
                   chains=256, burn_in=40, init="random", seed=5)
     assert res.block_sizes == [2] * 200 and res.steps == 200 * 2        # blocks {0,1}, {2}
     K = sweep_kernel(oracle, st, E, blocks=[[0, 1], [2]])
@@ -316,7 +316,7 @@ def test_block_mh_converges_to_boltzmann(oracle):
 def test_raw_energy_chain_targets_exp_minus_raw_energy():
     m = WithLogits(make_joint(2, 3, seed=2))
     st, E, pi = boltzmann(m, 2, 3, kind="raw")
-    res = mcmc.mh(m, [m.mask_id] * 2, energy="raw", epochs=150, chains=256, burn_in=30,
+    res = mcmc.mh(m, [m.mask_id] * 2, energy="raw", sweeps=150, chains=256, burn_in=30,
                   init="random", seed=2)
     bound = tv_bound(sweep_kernel(m, st, E), pi, 256 * 120)
     assert tv(pi, st, res.distribution()) < bound
@@ -329,7 +329,7 @@ def test_gibbs_on_compatible_conditionals_finds_the_joint_not_the_energy(oracle)
     joint = oracle.log_joint.exp().flatten()
     K = sweep_kernel(oracle, st, E, rule="gibbs")
     assert torch.allclose(stationary(K), joint, atol=1e-10)          # exact conditionals
-    res = mcmc.mh(oracle, [oracle.mask_id] * L, gibbs=True, epochs=240, chains=256, burn_in=60,
+    res = mcmc.mh(oracle, [oracle.mask_id] * L, gibbs=True, sweeps=240, chains=256, burn_in=60,
                   init="random", seed=1)
     assert res.acceptance_rate == 1.0
     emp = res.distribution()
@@ -341,7 +341,7 @@ def test_gibbs_on_compatible_conditionals_finds_the_joint_not_the_energy(oracle)
 def test_gibbs_on_incompatible_conditionals_matches_no_joint_but_mh_is_sound():
     m = TwoTables()
     st = states_of(2, 2)
-    res = mcmc.mh(m, [m.mask_id] * 2, gibbs=True, epochs=400, chains=128, burn_in=20,
+    res = mcmc.mh(m, [m.mask_id] * 2, gibbs=True, sweeps=400, chains=128, burn_in=20,
                   init="random", seed=0)
     emp = torch.tensor([res.distribution().get(s, 0.0) for s in st], dtype=torch.float64)
     emp = emp.view(2, 2)
@@ -358,7 +358,7 @@ def test_gibbs_on_incompatible_conditionals_matches_no_joint_but_mh_is_sound():
     E = mcmc.energy(m, [list(s) for s in st])
     pi = torch.softmax(-E, 0)
     assert torch.allclose(pi, torch.tensor([0.495, 0.005, 0.005, 0.495], dtype=torch.float64))
-    mh_res = mcmc.mh(m, [m.mask_id] * 2, epochs=400, chains=128, burn_in=20, init="random",
+    mh_res = mcmc.mh(m, [m.mask_id] * 2, sweeps=400, chains=128, burn_in=20, init="random",
                      seed=0)
     assert tv(pi, st, mh_res.distribution()) < 0.03
 
@@ -369,7 +369,7 @@ def test_gibbs_on_incompatible_conditionals_matches_no_joint_but_mh_is_sound():
 def test_annealing_finds_the_energy_minimum(oracle):
     st, E, _ = boltzmann(oracle, L, V)
     mode = st[int(E.argmin())]
-    res = mcmc.mh(oracle, [oracle.mask_id] * L, anneal=0.1, min_temperature=0.02, epochs=20,
+    res = mcmc.mh(oracle, [oracle.mask_id] * L, anneal=0.1, min_temperature=0.02, sweeps=20,
                   chains=16, init="random", seed=0)
     assert res.temperatures[0] == 1.0 and res.temperatures[-1] == 0.02
     assert res.temperatures[5] == pytest.approx(0.5)
@@ -392,7 +392,7 @@ def test_block_size_schedule_anneals_to_one(oracle):
     assert mcmc.block_sizes(4, 6, 4, "anneal")[0] == 4
     assert mcmc.block_sizes(4, 6, 4, "anneal")[-1] == 1
     assert mcmc.block_sizes(9, 3, 3, "fixed") == [3, 3, 3]
-    res = mcmc.mh(oracle, [oracle.mask_id] * L, block=3, epochs=3, chains=2, seed=0)
+    res = mcmc.mh(oracle, [oracle.mask_id] * L, block=3, sweeps=3, chains=2, seed=0)
     assert res.block_sizes == [3, 2, 1] and res.steps == 1 + 2 + 3
 
 
@@ -403,14 +403,14 @@ def test_only_gap_positions_move_and_greedy_warm_start(oracle):
     for p in (1, 2):                                  # left-to-right greedy by hand
         x[p] = int(oracle.conditional(x, p).argmax())
         greedy.append(x[p])
-    res = mcmc.mh(oracle, ids, epochs=1, chains=3, gibbs=True, seed=0)
-    res0 = mcmc.mh(oracle, ids, epochs=1, chains=3, anneal=0.0, seed=0, init="greedy")
+    res = mcmc.mh(oracle, ids, sweeps=1, chains=3, gibbs=True, seed=0)
+    res0 = mcmc.mh(oracle, ids, sweeps=1, chains=3, anneal=0.0, seed=0, init="greedy")
     assert res.positions == [1, 2]
     assert all(len(s.tokens) == 2 for s in res.samples)
     e0 = mcmc.energy(oracle, [1, *greedy])
     assert torch.allclose(res0.energy_trace[0], e0.expand(3))
     # a given warm start (e.g. a beam result) is used as is, cycled over chains
-    res1 = mcmc.mh(oracle, ids, epochs=1, chains=3, init=[(0, 0), (2, 2)], seed=0)
+    res1 = mcmc.mh(oracle, ids, sweeps=1, chains=3, init=[(0, 0), (2, 2)], seed=0)
     assert torch.allclose(res1.energy_trace[0],
                           mcmc.energy(oracle, [[1, 0, 0], [1, 2, 2], [1, 0, 0]]))
     with pytest.raises(InputError, match="exactly 2 tokens"):
@@ -418,7 +418,7 @@ def test_only_gap_positions_move_and_greedy_warm_start(oracle):
 
 
 def test_seeded_runs_are_identical_and_seeds_matter(oracle):
-    run = dict(epochs=30, chains=8, init="random", order="random", block=2, top_p=0.95,
+    run = dict(sweeps=30, chains=8, init="random", order="random", block=2, top_p=0.95,
                proposal_temperature=1.5)
     a = mcmc.mh(oracle, [oracle.mask_id] * L, seed=7, **run)
     b = mcmc.mh(oracle, [oracle.mask_id] * L, seed=7, **run)
@@ -431,8 +431,8 @@ def test_seeded_runs_are_identical_and_seeds_matter(oracle):
 
 def test_bad_options_are_config_errors(oracle):
     ids = [oracle.mask_id] * L
-    for kw in [dict(proposal_temperature=0), dict(top_p=0.0), dict(block=0), dict(epochs=0),
-               dict(chains=0), dict(order="zigzag"), dict(anneal=-1), dict(burn_in=5, epochs=5),
+    for kw in [dict(proposal_temperature=0), dict(top_p=0.0), dict(block=0), dict(sweeps=0),
+               dict(chains=0), dict(order="zigzag"), dict(anneal=-1), dict(burn_in=5, sweeps=5),
                dict(init="sideways"), dict(temperature=0)]:
         with pytest.raises(ConfigError):
             mcmc.mh(oracle, ids, **kw)
@@ -448,20 +448,20 @@ def test_rescore_ranks_by_energy(oracle):
 
 
 def test_text_level_sample_on_the_oracle(oracle):
-    res = mcmc.sample(oracle, "b??", marker="?", epochs=20, chains=4, seed=0)
+    res = mcmc.sample(oracle, "b??", marker="?", sweeps=20, chains=4, seed=0)
     assert isinstance(res, mcmc.SampleResult)
     assert all(s.text.startswith("b") and len(s.text) == 3 for s in res.samples)
     assert all(len(s.fills) == 2 and s.text == "b" + "".join(s.fills) for s in res.samples)
     counts = [s.count for s in res.samples]
     assert counts == sorted(counts, reverse=True) and sum(counts) == 20 * 2 * 4
     assert res.best.text is not None and res.best.energy <= min(s.energy for s in res.samples)
-    assert [r.text for r in mcmc.sample(oracle, ["a?c", "?bc"], marker="?", epochs=2)] == \
+    assert [r.text for r in mcmc.sample(oracle, ["a?c", "?bc"], marker="?", sweeps=2)] == \
         ["a?c", "?bc"]
 
 
 def test_one_call_per_step_serves_all_chains_and_equal_states_share_energy(oracle):
     oracle.calls = oracle.rows = 0
-    res = mcmc.mh(oracle, [oracle.mask_id] * L, epochs=2, chains=6, init=(0, 0, 0), seed=0,
+    res = mcmc.mh(oracle, [oracle.mask_id] * L, sweeps=2, chains=6, init=(0, 0, 0), seed=0,
                   max_rows=10_000)
     assert res.forward_rows == oracle.rows
     # initial energy: 6 identical chains -> one evaluation (L rows, one call); then per step

@@ -93,7 +93,7 @@ def test_sample_fills_the_models_fixed_gap_and_says_why_it_cannot_fill_a_word(
     assert fixed_gap(3, str(word_dir)) == (3, None)
     gap, note = fixed_gap(None, str(word_dir))
     assert gap == 1 and "one whole word" in note and "--gap N" in note
-    args = ["sample", "--json", "--epochs", "2", "--chains", "2", TEXT]
+    args = ["sample", "--json", "--sweeps", "2", "--chains", "2", TEXT]
     out = json.loads(CliRunner().invoke(main, args[:1] + ["--model", str(two)] + args[1:]).stdout)
     assert out["gap"] == 2 and all(len(s["tokens"]) == 2 for s in out["samples"])
     monkeypatch.setattr("infill_cli.status.interactive", lambda: True)

@@ -117,7 +117,7 @@ def test_bench_fills_only_the_chosen_span(tmp_path):
     data = tmp_path / "lines.txt"
     data.write_text("\n".join(c["input"].replace("?", "α") for c in EXPECTED["cases"]) + "\n",
                     encoding="utf-8")
-    invoke("bench", "-m", CKPT, str(data), "--format", "lines", "--gaps", "3", "--beam-size", "4",
+    invoke("bench", "-m", CKPT, str(data), "--format", "lines", "--gap-lengths", "3", "--beam-size", "4",
            "--methods", "hcb-l2r,standard-b2w", "-k", "1,4", "-n", "0", "-o", str(tmp_path / "out"),
            "--no-progress")
     results = (tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8")
@@ -144,7 +144,7 @@ def test_joint_mlm_pair_equals_the_adapters_conditionals(lm):
 
 
 def test_sample_energies_are_pseudo_log_likelihoods(lm):
-    out = json.loads(invoke("sample", "-m", CKPT, "--json", "--epochs", "2", "--chains", "2",
+    out = json.loads(invoke("sample", "-m", CKPT, "--json", "--sweeps", "2", "--chains", "2",
                             "-k", "3", TEXT))
     assert out["samples"]
     for s in out["samples"]:

@@ -108,7 +108,7 @@ def test_page_restores_a_line_of_homer(cli_server, browser, catalog, expected_fn
             chars = row.find_elements(By.CSS_SELECTOR, ".fill .ch")
             assert "".join(ch.find_element(By.CLASS_NAME, "g").text for ch in chars) == \
                 c["fills"][k]
-            probs = [p["prob"] for p in c["positions"] if p["gap"] == k]
+            probs = [p["prob"] for p in c["positions"] if p["gap_index"] == k]
             assert [ch.find_element(By.CLASS_NAME, "d").text for ch in chars] == \
                 [str(min(9, int(p * 10))) for p in probs]
     assert browser.find_elements(By.CSS_SELECTOR, "#aligned .ch.differs")

@@ -212,7 +212,7 @@ def test_the_named_english_corpus_is_the_plays_then_tiny_shakespeare(corpus, tmp
     assert by_name.examples == by_record.examples == whole.examples
     assert by_name.parts["test"] == json.loads((out / "split.json").read_text())["test"]
     bench = ["bench", "english", "--data-dir", str(root), "--model", str(out), "--split", "test",
-             "--examples", "2", "--gaps", "1", "--methods", "hcb-l2r", "--no-progress"]
+             "--examples", "2", "--gap-lengths", "1", "--methods", "hcb-l2r", "--no-progress"]
     r = CliRunner().invoke(main, bench + ["--out", str(tmp_path / "b1")])
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in (tmp_path / "b1" / "results.jsonl").read_text().splitlines()]

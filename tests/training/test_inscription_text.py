@@ -44,7 +44,8 @@ def char_model(tmp_path_factory):
 def bench_windows(model, folder: Path) -> list[tuple[str, str]]:
     """(the bench's window with the gold filled in, as text; the gold) of every supplement of
     1-10 characters in ``folder``, in task order."""
-    request = BenchRequest(model="m", data=str(folder), gaps=tuple(range(1, 11)), examples=None)
+    request = BenchRequest(model="m", data=str(folder), gap_lengths=tuple(range(1, 11)),
+                           examples=None)
     selection = editors_supplements(model, request, folder)
     tasks = tasks_for(folder, "all", list(range(1, 11)))
     examples = sorted((e for es in selection.examples.values() for e in es),

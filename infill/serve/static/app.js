@@ -167,6 +167,10 @@ function clearResults() {
   $("summary").textContent = "";
   $("read-as").hidden = true;
   $("epidoc-result").hidden = true;
+  $("check-result").hidden = true;
+  $("readings-result").hidden = true;
+  for (const id of ["readings-table", "readings-notes", "readings-lacunae"]) $(id).replaceChildren();
+  for (const id of ["check-text", "check-table", "check-notes"]) $(id).replaceChildren();
   for (const id of ["epidoc-lacunae", "epidoc-defaults"]) $(id).replaceChildren();
   for (const id of ["epidoc-summary", "epidoc-leiden", "epidoc-status"]) $(id).textContent = "";
   setStatus("");
@@ -486,6 +490,119 @@ async function submit(event) {
   }
 }
 
+// ---- the check view (POST /api/check, as infill check) ------------------------------------
+function pct(p) {
+  return p >= 0.001 ? p.toFixed(3) : p.toExponential(0);
+}
+
+function renderCheck(data, ms) {
+  const shownText = data.shown, box = $("check-text");
+  let at = 0;
+  for (const p of data.positions) {
+    const [s, e] = p.span;
+    if (s > at) box.append(shownText.slice(at, s));
+    const attrs = {class: p.flagged ? "tok doubtful" : "tok",
+                   title: `${p.written} ${pct(p.prob)}; best other: ${p.best} ${pct(p.best_prob)}`};
+    box.append(el("span", attrs, shownText.slice(s, e)));
+    at = e;
+  }
+  if (at < shownText.length) box.append(shownText.slice(at));
+  $("check-notes").replaceChildren(...(data.notes || []).map((n) => el("li", {}, n)));
+  const flagged = data.positions.filter((p) => p.flagged);
+  $("check-summary").textContent = `${plural(flagged.length, "doubtful reading")} of ` +
+    `${data.checked} checked (threshold ${data.threshold}; ${data.model}; ${ms} ms)`;
+  const head = el("tr", {}, ...["pos", "written", "p", "best other", "p", "log-ratio"]
+    .map((h) => el("th", {}, h)));
+  $("check-table").replaceChildren(head, ...flagged.map((p) => el("tr", {},
+    ...[p.position, p.written, pct(p.prob), p.best, pct(p.best_prob), p.log_ratio.toFixed(2)]
+      .map((v) => el("td", {}, String(v))))));
+  reveal($("check-result"));
+}
+
+async function runCheck() {
+  if (state.busy) return;
+  const body = {text: $("text").value, model: $("model").value, marker: $("marker").value};
+  if (!body.text.trim()) {
+    setStatus("Type a text to check.", true);
+    $("text").focus();
+    return;
+  }
+  state.busy = true;
+  $("check-button").disabled = true;
+  clearResults();
+  setStatus("Checking…");
+  const t0 = performance.now();
+  try {
+    const res = await fetch("/api/check", {method: "POST", body: JSON.stringify(body),
+                                           headers: {"Content-Type": "application/json"}});
+    const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
+    if (!res.ok || data.error) throw new Error(data.error || `HTTP ${res.status}`);
+    const ms = Math.round(performance.now() - t0);
+    renderCheck(data, ms);
+    setStatus(`${plural(data.flagged.length, "doubtful reading")} (${ms} ms)`);
+  } catch (err) {
+    clearResults();
+    setStatus(err.message, true);
+  } finally {
+    state.busy = false;
+    $("check-button").disabled = false;
+  }
+}
+
+// ---- candidate readings (POST /api/readings, as infill run --readings) ------------------------
+function renderReadings(data, ms) {
+  const cfg = data.config;
+  $("readings-summary").textContent = `${plural(data.combinations.length, "combination")} ` +
+    `scored with ${cfg.scorer}, ${cfg.order} (beam ${cfg.beam_size}` +
+    (cfg.length_score ? `; lengths ranked by ${cfg.length_score}` : "") + `; ${data.model}; ${ms} ms)`;
+  $("readings-notes").replaceChildren(...(data.notes || []).map((n) => el("li", {}, n)));
+  const cols = ["prob", "score", ...(cfg.length_score ? ["rank_score"] : []), "beam rank", "readings"];
+  const head = el("tr", {}, ...cols.map((h) => el("th", {}, h)));
+  $("readings-table").replaceChildren(head, ...data.combinations.map((c) => el("tr", {},
+    ...[c.prob.toFixed(3), fmtScore(c.score), ...(cfg.length_score ? [fmtScore(c.rank_score)] : []),
+        c.beam_rank ?? "not in the top-k", c.readings.join(" | ") + (c.exact ? "" : " (lower bound)")]
+      .map((v) => el("td", {}, String(v))))));
+  $("readings-lacunae").replaceChildren(...(data.lacunae.length > 1 ? data.lacunae : []).map((l) =>
+    el("div", {}, `lacuna ${l.lacuna + 1}: ` +
+       l.readings.map((r) => `${r.text} ${r.prob.toFixed(3)}`).join(", "))));
+  $("readings-beam").textContent = `the beam's top-${data.completions.length}: ` +
+    data.completions.map((c) => `${c.rank} ${c.fills.join(" | ")} (${fmtScore(c.score)})`).join("; ");
+  reveal($("readings-result"));
+}
+
+async function runReadings() {
+  if (state.busy) return;
+  const body = payload();
+  delete body.record;
+  delete body.region;
+  body.readings = $("readings").value.split("\n").map((l) => l.trim()).filter(Boolean);
+  if (!body.text.trim() || !body.readings.length) {
+    setStatus("Type a text with its lacunae and one line of readings per lacuna.", true);
+    $(body.text.trim() ? "readings" : "text").focus();
+    return;
+  }
+  state.busy = true;
+  $("readings-button").disabled = true;
+  clearResults();
+  setStatus("Scoring readings…");
+  const t0 = performance.now();
+  try {
+    const res = await fetch("/api/readings", {method: "POST", body: JSON.stringify(body),
+                                              headers: {"Content-Type": "application/json"}});
+    const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
+    if (!res.ok || data.error) throw new Error(data.error || `HTTP ${res.status}`);
+    const ms = Math.round(performance.now() - t0);
+    renderReadings(data, ms);
+    setStatus(`${plural(data.combinations.length, "combination")} of readings (${ms} ms)`);
+  } catch (err) {
+    clearResults();
+    setStatus(err.message, true);
+  } finally {
+    state.busy = false;
+    $("readings-button").disabled = false;
+  }
+}
+
 async function getJSON(url) {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
@@ -494,6 +611,8 @@ async function getJSON(url) {
 
 async function init() {
   $("fill-form").addEventListener("submit", submit);
+  $("check-button").addEventListener("click", runCheck);
+  $("readings-button").addEventListener("click", runReadings);
   $("text").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();

@@ -56,6 +56,7 @@
     $("epidoc-status").textContent = `restoring ${file.name} …`;
     const body = {xml: await file.text(), model: $("model").value,
                   hide_supplied: $("hide-supplied").checked,
+                  unclear: $("restore-unclear").checked ? "restore" : "keep",
                   beam_size: field("beam"), top_k: field("top_k"), seed: field("seed")};
     if ($("scorer").value) body.scorer = $("scorer").value;
     if ($("order").value) body.order = $("order").value;     // else the model's default
@@ -87,6 +88,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("epidoc-file").addEventListener("change", upload);
     $("hide-supplied").addEventListener("change", upload);
+    $("restore-unclear").addEventListener("change", upload);
     $("epidoc-download").addEventListener("click", download);
   });
 })();

@@ -1,0 +1,189 @@
+"""builtin:greek by supplement length on IOSPE: a model against the shipped one, paired.
+
+Each editor's supplement of 1-10 letters of an IOSPE part (validation for choices; the test split
+once, at the end) is hidden in turn, every other lost stretch shown as missing (the bench's
+tasks, :func:`infill.bench.epidoc.tasks_for`), and restored at its exact length (standard
+left-to-right beam search, beam 10, the model's defaults). Rows: 1-3, 4-6 and 7-10 letters, the
+supplements that are whole words, and all; columns: top-1 and top-10 exact and the CER of the
+first restoration (Ithaca's: edit distance / the editor's length), each with a 95% bootstrap
+interval, and the paired difference against the baseline on the same supplements (paired
+bootstrap, 95%).
+
+    OMP_NUM_THREADS=1 python benchmarks/iospe_lengths_report.py --model data/models/greek \\
+        --baseline builtin:greek --split test [--per-class 0] [--out benchmarks/results/lengths]
+
+``--per-class N`` samples N supplements (seed 0) of each length class (0: all). Every model's
+restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
+baseline is decoded once; ``--memory off`` loads a model with its phrase memory and word pairs left out (the shipped
+model before issue 35); ``--phrases`` / ``--pairs`` give it files of one's own (choices on the
+validation split).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import infill
+from infill.bench.epidoc import cer, epidoc_folder, tasks_for
+from infill.bench.stats import paired_bootstrap
+from infill.data.greek import normalize
+
+CLASSES = {"1-3": range(1, 4), "4-6": range(4, 7), "7-10": range(7, 11)}
+
+
+def letters(completion) -> str:
+    """A completion's restored letters, normalized as the editors' readings are."""
+    return normalize("".join(completion.fills), symbols=False)
+
+
+def chosen_tasks(split: str, per_class: int) -> list:
+    """The supplements of 1-10 letters of ``split``, ``per_class`` of each class (0: all)."""
+    tasks = tasks_for(epidoc_folder("iospe"), split, list(range(1, 11)))
+    if not per_class:
+        return tasks
+    out = []
+    for lengths in CLASSES.values():
+        mine = [t for t in tasks if len(t.gold) in lengths]
+        out += random.Random(0).sample(mine, min(per_class, len(mine)))
+    return sorted(out, key=lambda t: (t.file, t.index))
+
+
+def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
+            phrases: Path | None = None, pairs: Path | None = None, order: str = "") -> dict:
+    """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
+    done = {}
+    if cache.is_file():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            done[row["key"]] = row["fills"]
+    todo = [t for t in tasks if key(t) not in done]
+    if todo:
+        model = infill.load_model(model_name, device="cpu")
+        if memory == "off":
+            model.phrases = model.pairs = None
+        elif phrases is not None:         # a phrase memory of one's own (choices on validation)
+            from infill.models.phrases import load_phrases
+            model.phrases = load_phrases(phrases, model.alphabet)
+        if order:
+            model.mixed = tuple(order.split(","))
+        if pairs is not None and memory != "off":
+            from infill.models.phrases import load_pairs
+            model.pairs = load_pairs(pairs, model.alphabet, model.lexicon)
+        t0 = time.perf_counter()
+        with cache.open("a", encoding="utf-8") as f:
+            for k, t in enumerate(todo):
+                comps = infill.fill(model, t.text, gap=1, marker="?", beam_size=beam, top_k=10)[0]
+                done[key(t)] = [letters(c) for c in comps]
+                f.write(json.dumps({"key": key(t), "fills": done[key(t)]},
+                                   ensure_ascii=False) + "\n")
+                f.flush()
+                if k % 20 == 19:
+                    print(f"  {model_name}: {k + 1}/{len(todo)} "
+                          f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    return done
+
+
+def key(task) -> str:
+    return f"{Path(task.file).name}#{task.index}"
+
+
+def scores(tasks: list, fills: dict) -> dict[str, np.ndarray]:
+    """Per supplement: top-1, top-10 (0/1) and CER of the first restoration."""
+    got = [fills[key(t)] for t in tasks]
+    return {"top1": np.array([float(bool(f) and f[0] == t.gold) for f, t in zip(got, tasks)]),
+            "top10": np.array([float(t.gold in f[:10]) for f, t in zip(got, tasks)]),
+            "cer": np.array([cer(f[0] if f else "", t.gold) for f, t in zip(got, tasks)])}
+
+
+def interval(x: np.ndarray, n_boot: int = 10_000) -> tuple[float, float]:
+    """95% bootstrap interval of a mean (seed 0)."""
+    if len(x) < 2:
+        return float("nan"), float("nan")
+    idx = np.random.default_rng(0).integers(0, len(x), size=(n_boot, len(x)))
+    means = x[idx].mean(1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def row(name: str, a: dict, b: dict) -> str:
+    """One markdown row: the model's measures with intervals, then the paired differences."""
+    cells = []
+    for m, scale in (("top1", 100), ("top10", 100), ("cer", 1)):
+        lo, hi = interval(a[m])
+        d = fmt_num(a[m].mean() * scale, scale)
+        cells.append(f"{d} [{fmt_num(lo * scale, scale)}, {fmt_num(hi * scale, scale)}]")
+    for m, scale in (("top1", 100), ("top10", 100), ("cer", 1)):
+        if len(a[m]) < 2:
+            cells.append("–")
+            continue
+        p = paired_bootstrap(a[m], b[m])
+        cells.append(f"{p['mean_diff'] * scale:+.{1 if scale == 100 else 3}f} "
+                     f"[{p['lo'] * scale:+.{1 if scale == 100 else 3}f}, "
+                     f"{p['hi'] * scale:+.{1 if scale == 100 else 3}f}]")
+    base = f"{b['top1'].mean() * 100:.1f} / {b['top10'].mean() * 100:.1f} / {b['cer'].mean():.3f}"
+    return f"| {name} | {len(a['top1'])} | " + " | ".join(cells[:3]) + f" | {base} | " + \
+        " | ".join(cells[3:]) + " |"
+
+
+def fmt_num(x: float, scale: int) -> str:
+    return f"{x:.1f}" if scale == 100 else f"{x:.3f}"
+
+
+def table(tasks: list, new: dict, old: dict) -> list[str]:
+    """The markdown table by length class (and whole words, and all)."""
+    groups = {f"{c} letters": [k for k, t in enumerate(tasks) if len(t.gold) in r]
+              for c, r in CLASSES.items()}
+    groups["whole words"] = [k for k, t in enumerate(tasks) if t.whole_word]
+    groups["all"] = list(range(len(tasks)))
+    a, b = scores(tasks, new), scores(tasks, old)
+    lines = ["| supplements | n | top-1 % | top-10 % | CER | baseline top-1 / top-10 / CER "
+             "| Δ top-1 | Δ top-10 | Δ CER |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, idx in groups.items():
+        pick = lambda s: {m: v[idx] for m, v in s.items()}  # noqa: E731
+        lines.append(row(name, pick(a), pick(b)))
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="builtin:greek")
+    ap.add_argument("--memory", default="on", choices=("on", "off"))
+    ap.add_argument("--baseline", default="builtin:greek")
+    ap.add_argument("--baseline-memory", default="off", choices=("on", "off"))
+    ap.add_argument("--split", default="validation", choices=("validation", "test"))
+    ap.add_argument("--per-class", type=int, default=0)
+    ap.add_argument("--beam", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/lengths"))
+    ap.add_argument("--name", default=None, help="the new model's cache name")
+    ap.add_argument("--phrases", type=Path, default=None,
+                    help="a phrases.safetensors to give the model instead of its own")
+    ap.add_argument("--order", default="", help="the order of the mixtures (default the "
+                    "model's: lexicon,pairs,phrases)")
+    ap.add_argument("--pairs", type=Path, default=None,
+                    help="a pairs.tsv to give the model instead of its own")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tasks = chosen_tasks(args.split, args.per_class)
+    tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
+    name = args.name or tag(args.model, args.memory)
+    new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
+                  args.beam, args.phrases, args.pairs, args.order)
+    old = restore(args.baseline, args.baseline_memory, tasks,
+                  args.out / f"{tag(args.baseline, args.baseline_memory)}.{args.split}.jsonl",
+                  args.beam)
+    print(f"`{args.model}` (phrase memory {args.memory}) against `{args.baseline}` "
+          f"(memory {args.baseline_memory}): {len(tasks)} editors' supplements of 1-10 letters, "
+          f"IOSPE {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
+          "intervals, Δ = paired bootstrap (new − baseline)\n")
+    print("\n".join(table(tasks, new, old)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Letter sets as token masks: which tokens may be placed at each gap position.
+
+``letters`` (:func:`infill.fill`, :class:`~infill.jobs.fill.FillRequest`, ``"letters"`` in JSON)
+gives, per gap of a text (in text order), None (any token) or a list with one entry per position
+of the gap: None, or the tokens allowed there -- a string of characters (each one token:
+character and protein models; ``"ηιν"``, ``"ILV"``) or a list of token strings (any model,
+``["cat", "dog"]``). At token level (:func:`infill.decode`, :func:`infill.mcmc.mh`) ``letters``
+maps a gap position to its entry. Here they become [V] bool masks, intersected with what the
+model lets a gap take (:meth:`~infill.models.base.MaskedLM.allowed_mask`): the beam engine, the
+sampling selectors and the MH kernel place only those tokens (METHODS §1.6 says how scores stay
+normalized).
+
+A fixed reading (one token per position) is a letter set of one token each:
+``position_masks(model, {p: [t] ...}, positions)``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from infill.lazy import torch
+
+from infill.data.letters import check_letters, entry_tokens
+from infill.errors import InputError
+
+__all__ = ["apply_letters", "check_letters", "entry_ids", "letter_masks", "position_masks"]
+
+
+def _token_id(model, token, where: str) -> int:
+    """The output id of one allowed token: as written, else as the model reads the letter
+    (Greek: lowercase, unaccented, final sigma as σ); InputError outside the alphabet."""
+    if isinstance(token, int):
+        ids = [token] if 0 <= token < model.vocab_size else []
+    else:
+        ids = []
+        for t in _spellings(model, token):
+            try:
+                ids.append(int(model.token_to_id(t)))
+                break
+            except Exception:           # an adapter's own error for an unknown token
+                continue
+    if not ids or not 0 <= ids[0] < model.vocab_size:
+        raise InputError(f"letters ({where}): {token!r} is not a letter (token) of "
+                         f"{getattr(model, 'name', 'the model')}'s alphabet", field="letters")
+    return ids[0]
+
+
+def _spellings(model, token: str) -> list[str]:
+    """``token`` and, for a model with a Greek-style alphabet, the letter as it reads it."""
+    out = [token]
+    alphabet = getattr(model, "alphabet", None)
+    if alphabet is not None and len(token) == 1:
+        from infill.data.greek import Alphabet, normalize
+        kw = {"alphabet": alphabet} if isinstance(alphabet, Alphabet) else {}
+        norm = normalize(token, symbols=False, **kw)
+        if len(norm) == 1 and norm != token:
+            out.append(norm)
+    return out
+
+
+def entry_ids(model, entry, where: str = "a position", allow_special: bool = False) -> list[int]:
+    """The output ids one entry allows; InputError (naming 'letters') for a letter outside the
+    model's alphabet, an empty set, or a token that may not fill a gap (a special one)."""
+    base = model.allowed_mask(allow_special)
+    ids = []
+    for t in entry_tokens(entry, where):
+        i = _token_id(model, t, where)
+        if not bool(base[i]):
+            raise InputError(f"letters ({where}): {t!r} may not be placed in a gap (a special "
+                             "symbol; allow_special lifts that)", field="letters")
+        ids.append(i)
+    return ids
+
+
+def _mask(model, ids: list[int]) -> torch.Tensor:
+    m = torch.zeros(model.vocab_size, dtype=torch.bool)
+    m[ids] = True
+    return m
+
+
+def letter_masks(model, letters, gaps: Sequence[Sequence[int]], allow_special: bool = False
+                 ) -> dict[int, torch.Tensor]:
+    """Position -> [V] mask of the tokens allowed there, from ``letters`` (one entry per gap of
+    an encoding's ``gaps``); InputError (naming 'letters') when the counts do not match."""
+    check_letters(letters)
+    if letters is None:
+        return {}
+    if len(letters) != len(gaps):
+        raise InputError(f"letters has {len(letters)} entries for a text with {len(gaps)} gaps "
+                         "(one per gap, None for a gap without sets)", field="letters")
+    out = {}
+    for k, (entry, gap) in enumerate(zip(letters, gaps), 1):
+        if entry is None:
+            continue
+        if len(entry) != len(gap):
+            raise InputError(f"letters: gap {k} has {len(gap)} positions, got {len(entry)} "
+                             "entries (one per position, None for any)", field="letters")
+        for j, (e, p) in enumerate(zip(entry, gap), 1):
+            if e is not None:
+                out[p] = _mask(model, entry_ids(model, e, f"gap {k}, position {j}",
+                                                allow_special))
+    return out
+
+
+def position_masks(model, letters: Mapping | None, positions: Sequence[int],
+                   allow_special: bool = False) -> torch.Tensor | None:
+    """[n, V] tokens allowed at each of ``positions`` (sorted) from ``letters`` {position:
+    entry} (token level); None without letters. InputError for a position that is not a gap."""
+    if letters is None:
+        return None
+    if not isinstance(letters, Mapping):
+        raise InputError("letters (token level) maps a gap position to its allowed tokens, got "
+                         f"{type(letters).__name__}", field="letters")
+    order = sorted(int(p) for p in positions)
+    extra = sorted(set(letters) - set(order), key=str)
+    if extra:
+        raise InputError(f"letters: position {extra[0]!r} is not a gap position (the gaps are "
+                         f"at {order})", field="letters")
+    out = model.allowed_mask(allow_special).expand(len(order), -1).clone()
+    for n, p in enumerate(order):
+        if letters.get(p) is not None:
+            out[n] = _mask(model, entry_ids(model, letters[p], f"position {p}", allow_special))
+    return out
+
+
+def apply_letters(model, variants: list, letters, allow_special: bool = False) -> None:
+    """Each length variant (:class:`~infill.decoding.lengths.Variant`) with the masks of
+    ``letters`` added to its ``allowed`` (intersected with a whole-word gap's), in place. A gap
+    of uncertain length takes no per-position sets (InputError)."""
+    if letters is None:
+        return
+    check_letters(letters)
+    sizes = [tuple(len(g) for g in v.encoding.gaps) for v in variants]
+    for k, entry in enumerate(letters):
+        if entry is not None and len({s[k] for s in sizes if k < len(s)}) > 1:
+            raise InputError(f"letters: gap {k + 1} has an uncertain length; letter sets need a "
+                             "gap of known length", field="letters")
+    for v in variants:
+        for p, m in letter_masks(model, letters, v.encoding.gaps, allow_special).items():
+            v.allowed[p] = m & v.allowed[p] if p in v.allowed else m

@@ -1,0 +1,194 @@
+"""The readings job (``infill run --readings``, ``infill.readings``, ``POST /api/readings``):
+score the readings proposed for each lacuna of a text, typed or read from an EpiDoc edition's
+``<app>`` entries (:mod:`infill.reading_scores` does the scoring).
+
+    model = infill.load_model("builtin:greek")
+    r = readings(model, "ἔδοξε τῆι βουλῆι καὶ τῶι [....]ι", ["δήμω|δήμο"])
+    for c in r.combinations:
+        print(c.prob, c.score, c.beam_rank, c.readings)
+
+An EpiDoc edition's readings (:func:`epidoc_readings`): every editor's ``<supplied
+reason="lost">`` holding an ``<app>`` (IOSPE's nesting, and what ``--output-format epidoc``
+writes) is a lacuna whose readings are the ``<lem>`` and each ``<rdg>`` (its ``resp`` kept);
+the edition's other lost stretches are read as missing (``-``), not restored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from infill.config import DecodeConfig
+from infill.errors import InfillError, InputError
+from infill.fill_request import FillRequest
+from infill.reading_scores import Candidate, ReadingsResult, as_candidates
+
+__all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
+
+APP_MARKER = "\x00"
+"""The marker of an ``<app>`` lacuna in the edition's text (a character no edition holds)."""
+
+
+def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str = "___",
+             config: DecodeConfig | None = None, length_score: str | None = None,
+             window: bool = True, name: str | None = None, **options) -> ReadingsResult:
+    """Score the ``readings`` of each lacuna of ``text`` (per lacuna, in order: a ``'a|b'``
+    string or a list of strings, ``(text, resp)`` pairs or :class:`~infill.reading_scores.Candidate`
+    s) under the decoding options (``config`` and/or keywords, as :func:`infill.fill`; left out:
+    the model's recommendation), and run the beam search beside them. A model that fills
+    characters reads Leiden sigla (``[....]``, ``[c.5]``). ``gap`` left out: each marker takes
+    its readings' lengths. Raises InputError / ConfigError (one line) for bad input."""
+    from infill.jobs.fill import prepare
+    from infill.jobs.inputs import as_inputs
+
+    cands = as_candidates(readings)
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("readings: give the text (one string with its lacunae)", field="text")
+    request = FillRequest(decode=DecodeConfig.from_options(config, **options), top_k=top_k,
+                          gap=gap, marker=marker, length_score=length_score, window=window)
+    [read], _ = prepare(model, as_inputs([text]), request)
+    if read.error is not None:
+        raise InputError(read.error)
+    result = _score(model, read.text, cands, request, read.gap if gap is None else gap)
+    result.input, result.model = text, name
+    result.notes = [*read.notes, *result.notes]
+    return result
+
+
+def _score(model, text: str, cands: list[list[Candidate]], request: FillRequest, gap
+           ) -> ReadingsResult:
+    """Score the readings of infill-syntax ``text`` (``gap``: the per-input gap, else None)."""
+    from infill.defaults import resolve_fill
+    from infill.reading_scores import check_config, readings_gap, score_readings
+
+    gap, ids, notes = readings_gap(model, text, request.marker, gap, cands,
+                                   request.decode.allow_special)
+    resolved, defaults = resolve_fill(model, request.replace(gap=gap))
+    check_config(resolved.decode)
+    result = score_readings(model, text, cands, ids, resolved, defaults)
+    result.notes = [*notes, *result.notes]
+    return result
+
+
+# ---- EpiDoc --------------------------------------------------------------------------------
+@dataclass
+class EditionReadings:
+    """An EpiDoc file's ``<app>`` readings scored: the ``edition``, which lacuna (``lacunae``:
+    edition lacuna indices) each of ``result``'s lacunae is, and the ``<lem>``/``<rdg>``
+    element of each reading (``elements``); or its ``error``."""
+
+    path: str
+    edition: Any = None
+    result: ReadingsResult | None = None
+    lacunae: list[int] = field(default_factory=list)
+    elements: list[list[Any]] = field(default_factory=list)
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """One line of ``--json``: the readings' JSON with the file and each lacuna's place in
+        it (edition lacuna index, XML line, inscription line)."""
+        out = self.result.to_json() if self.result is not None else {
+            "input": None, "error": self.error, "lacunae": [], "combinations": []}
+        out["id"] = out["file"] = self.path
+        out["notes"] = [*self.notes, *out.get("notes", [])]
+        out["error"] = self.error
+        for item, k in zip(out["lacunae"], self.lacunae):
+            lac = self.edition.lacunae[k]
+            item.update({"lacuna": k, "source_line": lac.line, "lb": lac.lb,
+                         "editor": lac.editor})
+        return out
+
+
+def app_readings(edition) -> dict[int, list[tuple[Candidate, Any]]]:
+    """Per editor's lost supplement holding an ``<app>``: its readings (``<lem>`` first, then
+    each ``<rdg>`` in order) with their elements."""
+    from infill.data.epidoc import TEI
+
+    out: dict[int, list[tuple[Candidate, Any]]] = {}
+    for lac in edition.lacunae:
+        app = lac.node.find(f".//{{{TEI}}}app") if lac.kind == "supplied" else None
+        if app is None:
+            continue
+        items = [el for el in app if el.tag in (f"{{{TEI}}}lem", f"{{{TEI}}}rdg")]
+        found = [(Candidate(" ".join("".join(el.itertext()).split()), el.get("resp"),
+                            el.tag.endswith("}lem")), el) for el in items]
+        found = [(c, el) for c, el in found if c.text]
+        if found:
+            out[lac.index] = found
+    return out
+
+
+def _edition_text(edition, apps: dict) -> str:
+    """The edition as text: each ``<app>`` lacuna as the marker, other supplements as the
+    editors' text, other lost stretches missing (``-``)."""
+    def policy(lac) -> str:
+        if lac.index in apps:
+            return "restore"
+        return "text" if lac.kind == "supplied" else "missing"
+
+    rendered = edition.render(policy)
+    text = rendered.text
+    last = None
+    for k, start, end in sorted(rendered.restore, key=lambda r: -r[1]):
+        if last is not None and end == last:
+            raise InputError(f"{edition.path}: two lacunae with readings touch (XML line "
+                             f"{edition.lacunae[k].line}); score them as one", path=edition.path)
+        text, last = text[:start] + APP_MARKER + text[end:], start
+    return text
+
+
+def epidoc_readings(model, inputs, top_k: int = 5, config: DecodeConfig | None = None,
+                    length_score: str | None = None, window: bool = True,
+                    name: str | None = None) -> list[EditionReadings]:
+    """Score the ``<app>`` readings of EpiDoc files (paths, or (path, text) pairs), one result
+    per file; a file that cannot be read, or has no ``<app>`` in a lost supplement, gets its
+    ``error``."""
+    from infill.epigraphy import read_for_restore
+
+    out = []
+    for item in inputs:
+        path, text = (item, None) if isinstance(item, str) else item
+        read = read_for_restore(str(path), text, model, hide_supplied=False)
+        res = EditionReadings(str(path), read.edition, error=read.error)
+        out.append(res)
+        if read.error is not None:
+            continue
+        try:
+            _edition_scores(model, res, top_k, config, length_score, window, name)
+        except InfillError as e:
+            res.error = f"{res.path}: {e.message()}"
+    return out
+
+
+def _edition_scores(model, res: EditionReadings, top_k, config, length_score, window, name
+                    ) -> None:
+    apps = app_readings(res.edition)
+    if not apps:
+        raise InputError("no <app> with readings inside a lost supplement (<supplied "
+                         "reason=\"lost\">) to score")
+    res.lacunae = sorted(apps)
+    cands = [[c for c, _ in apps[k]] for k in res.lacunae]
+    element = {id(c): el for k in res.lacunae for c, el in apps[k]}
+    text = _edition_text(res.edition, apps)
+    request = FillRequest(decode=config or DecodeConfig(), top_k=top_k, gap=None,
+                          marker=APP_MARKER, length_score=length_score, window=window)
+    res.result = _score(model, text, cands, request, None)
+    res.elements = [[element[id(c)] for c in rs] for rs in cands]     # the readings kept
+    res.result.input, res.result.model = text.replace(APP_MARKER, "[…]"), name
+
+
+def epidoc_readings_output(res: EditionReadings, model_name: str) -> str:
+    """The file with each scored ``<lem>``/``<rdg>`` given ``cert`` = its probability among the
+    lacuna's readings (TEI's ``teidata.probCert``); ``resp`` kept; the header records infill."""
+    from infill._version import __version__
+    from infill.data.epidoc_write import _prob, add_header, serialize
+    from infill.epigraphy import describe
+
+    for rs, els in zip(res.result.lacunae, res.elements):
+        for r, el in zip(rs, els):
+            el.set("cert", _prob(r.prob))
+    request = FillRequest(decode=res.result.config, top_k=len(res.result.completions) or 1,
+                          gap=res.result.gap, marker=APP_MARKER)
+    add_header(res.edition, describe(model_name, request, False).replace(
+        "Lost text restored", "Readings of the apparatus scored"), __version__)
+    return serialize(res.edition)

@@ -1,0 +1,507 @@
+"""A phrase memory: what a character model's training inscriptions put in a lost stretch, found
+from the letters that survive around it, mixed into the model's conditional.
+
+Editors restore long supplements from parallels: "ἔδοξεν τῆι βουλῆι καὶ τῶι [.....]" is δήμωι
+because the formula is everywhere. The network and the lexicon (:mod:`infill.models.lexicon`)
+know words; the phrase memory knows the stretches of text around them. It is the corpus memory of
+builtin:english (:mod:`infill.models.memory`: hashed contexts, Witten–Bell levels, the same
+mixture) over characters, keyed so that a damaged formula still meets its parallels.
+
+**What is stored.** For every character t of every training text (a letter, the space or the
+numeral) and every level (l, r) of ``sides``: a 48-bit hash of the l characters left of t and of
+the r characters right of t's *hidden rest* -- for h = 0..``rest``, the r characters that follow
+t + h, with h in the key (a level with r = 0 has no rest) -- with the character at t and how often
+that pair occurred. Punctuation is no neighbour (a text typed without the editors' commas meets
+its parallels), the start and end of a text are a neighbour of their own, and a context holding a
+missing ``-``, unknown ``^`` or hidden character was never stored, so it never matches. Hashes, not
+text: the file cannot be read back into the corpus.
+
+**At a position t being restored** (its input a ``?``): h is the number of ``?`` right after t
+(the rest of the lacuna still hidden; in left-to-right decoding the letters already restored are
+t's left neighbours, so a parallel must agree with them). Each level looks up its key; with
+n_k(w) the counts there, n_k their sum and u_k the number of distinct characters,
+
+    m_k(w) = n_k(w) / n_k,    λ_k = n_k / (n_k + β u_k)    (Witten–Bell; 0 unseen)
+    M      = chain of the levels in :attr:`PhraseMemory.sides` order, M ← λ_k m_k + (1 − λ_k) M
+    q'(w)  = S · M(w) + Π_k (1 − λ_k) · q(w)   for every w but unknown and ``-``
+    q'(s)  = q(s)                               for those two;   S = Σ_{w not special} q(w)
+
+exactly the corpus memory's mixture (:func:`infill.models.memory.mix_rows`), so q' sums to 1 and
+where no level's context was seen q' = q. The levels are mixed in the order they are listed
+(training writes left-only levels first, then right-only, then two-sided ones, short to long: the
+longest two-sided context has the last word). The phrase memory is mixed after the lexicon.
+
+On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
+:func:`load_phrases`); a user adds formulae or names in ``phrases.txt`` beside it, one a line
+(optionally ``<TAB>weight``, a whole number), which are counted into the memory on load.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from infill.errors import ModelLoadError
+from infill.models.memory import _context, context_keys, mix_rows, outside_class
+
+__all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs", "pair_counts",
+           "PHRASES_FILE", "USER_PHRASES", "PHRASE_SIDES", "PHRASE_REST",
+           "PHRASE_BETA", "build_phrases", "load_phrases", "phrase_classes"]
+
+PHRASES_FILE = "phrases.safetensors"
+USER_PHRASES = "phrases.txt"
+PHRASE_SIDES = ((4, 0), (0, 4), (3, 3), (8, 0), (0, 8), (6, 6))
+"""The levels training writes, in mixing order (chosen on the IOSPE validation split)."""
+PHRASE_REST = 9
+"""The most hidden characters right of a position a key may skip (supplements of <= 10)."""
+PHRASE_BETA = 1.0
+FORMAT = "infill-phrases"
+MAX_LEVEL = 64
+MAX_LEVELS = 16
+BITS = 48
+
+
+@dataclass
+class PhraseMemory:
+    """Sorted context hashes ``keys`` [E] with the character ``tokens`` [E] seen there
+    ``counts`` [E] times; ``classes`` [n_input_ids] maps an input id to its context class."""
+
+    keys: np.ndarray
+    tokens: np.ndarray
+    counts: np.ndarray
+    classes: np.ndarray
+    sides: tuple[tuple[int, int], ...]
+    rest: int
+    beta: float
+    vocab_size: int
+    mask_id: int
+    special: tuple[int, ...]          # outputs that keep the network's probability
+
+    def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
+            ) -> torch.Tensor:
+        """log q' (the module doc) from log q [R, P, V] at ``positions`` [R, P] of
+        ``input_ids`` [R, T]; only the positions some level has seen are touched."""
+        ids = input_ids.detach().cpu().numpy().astype(np.int64)
+        pos = positions.detach().cpu().numpy().astype(np.int64)
+        found = self._found(ids, pos)
+        seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
+        if not len(seen):
+            return logq
+        mixture = np.zeros((len(seen), self.vocab_size))
+        for lo, width in found:
+            counts = self._counts(lo[seen], width[seen])
+            n, u = counts.sum(1), width[seen].astype(np.float64)
+            lam = np.divide(n, n + self.beta * u, out=np.zeros_like(n), where=n > 0)
+            share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
+            mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
+        keep = np.clip(1 - mixture.sum(1), 0, 1)
+        special = np.zeros(logq.shape[-1], dtype=bool)
+        special[[i for i in self.special if i < logq.shape[-1]]] = True
+        return mix_rows(logq, seen, mixture, keep, special)
+
+    def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(first entry, number of entries) [R*P] of every level at every position."""
+        R, T = ids.shape
+        most_l = max(l for l, _ in self.sides)
+        most_r = max(r for _, r in self.sides)
+        start = np.repeat(np.arange(R) * T, T)
+        t = (np.arange(R)[:, None] * T + pos).reshape(-1)
+        ctx = _context(self.classes, ids.reshape(-1), start, start + T, t, most_l,
+                       most_r + self.rest + 1, True)
+        right = ctx[:, most_l:]
+        hidden = np.c_[right == self.classes[self.mask_id], np.zeros(len(t), dtype=bool)]
+        h = np.minimum(np.argmin(hidden, axis=1), self.rest + 1)  # > rest: a ``?`` in the key
+        after = right[np.arange(len(t))[:, None], h[:, None] + np.arange(most_r)]
+        found = []
+        for left, r in self.sides:
+            side = np.concatenate([ctx[:, most_l - left:most_l], after[:, :r]], axis=1)
+            keys = context_keys(side, left, r, BITS, h if r else None)
+            lo = np.searchsorted(self.keys, keys, "left")
+            found.append((lo, np.searchsorted(self.keys, keys, "right") - lo))
+        return found
+
+    def _counts(self, lo: np.ndarray, width: np.ndarray) -> np.ndarray:
+        """[N, V] counts of each character in the entries ``lo[i] : lo[i] + width[i]``."""
+        out = np.zeros((len(lo), self.vocab_size))
+        query = np.repeat(np.arange(len(lo)), width)
+        entry = np.repeat(lo - np.cumsum(width) + width, width) + np.arange(width.sum())
+        np.add.at(out, (query, self.tokens[entry].astype(np.int64)), self.counts[entry])
+        return out
+
+    def merged(self, other: "PhraseMemory") -> "PhraseMemory":
+        """This memory with ``other``'s entries (same levels and classes) counted in."""
+        return _counted(replace(self), np.r_[self.keys, other.keys], np.r_[self.tokens, other.tokens],
+                        np.r_[self.counts.astype(np.int64), other.counts.astype(np.int64)])
+
+    def save(self, path: Path, alphabet) -> None:
+        """Write the memory as safetensors (keys in 6 bytes each) with its metadata."""
+        from safetensors.numpy import save_file
+
+        save_file({"keys_hi": (self.keys >> np.uint64(16)).astype(np.uint32),
+                   "keys_lo": (self.keys & np.uint64(0xFFFF)).astype(np.uint16),
+                   "tokens": self.tokens, "counts": self.counts, "classes": self.classes},
+                  str(path), metadata={
+                      "format": FORMAT, "letters": alphabet.letters,
+                      "sides": ",".join(f"{l}:{r}" for l, r in self.sides),
+                      "rest": str(self.rest), "beta": repr(self.beta),
+                      "vocab_size": str(self.vocab_size), "mask_id": str(self.mask_id),
+                      "special": ",".join(map(str, self.special))})
+
+
+def phrase_classes(alphabet) -> np.ndarray:
+    """[n_input_ids] context class of each input id: itself, one class for punctuation (no
+    neighbour), the outside class for the start and padding symbols."""
+    n = len(alphabet)
+    out = np.arange(n, dtype=np.int64)
+    out[[alphabet.index[c] for c in alphabet.punctuation]] = n
+    out[[alphabet.start_id, alphabet.pad_id]] = outside_class(n)
+    return out
+
+
+def _good(alphabet) -> np.ndarray:
+    """[n_input_ids] the ids a stored context or character may hold: not ``-``, ``^``, ``?``."""
+    good = np.ones(len(alphabet) + 2, dtype=bool)
+    good[[alphabet.missing_id, alphabet.unk_id, alphabet.mask_id]] = False
+    return good
+
+
+def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
+                  sides=PHRASE_SIDES, rest: int = PHRASE_REST, beta: float = PHRASE_BETA
+                  ) -> PhraseMemory:
+    """The phrase memory of ``texts`` (normalized, in ``alphabet``; each counted ``weights[i]``
+    times, once by default) at the levels ``sides`` (module doc)."""
+    classes = phrase_classes(alphabet)
+    n = len(alphabet)
+    seqs = [classes[np.array(alphabet.encode(x), dtype=np.int64)] for x in texts]
+    seqs = [s[s != n] for s in seqs]                           # punctuation is no neighbour
+    w = np.ones(len(seqs), dtype=np.int64) if weights is None else np.asarray(weights, np.int64)
+    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+    flat = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
+    start = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    end = start + np.repeat(lengths, lengths)
+    weight = np.repeat(w, lengths)
+    good = _good(alphabet)[flat]
+    t = np.nonzero(good)[0]
+    keys, tokens, counts = [], [], []
+    for left, right in sides:
+        for h in range(rest + 1) if right else [0]:
+            k, ok = _keys(flat, good, start, end, t, (left, right, h), outside_class(n))
+            keys.append(k)
+            tokens.append(flat[t[ok]])
+            counts.append(weight[t[ok]])
+    memory = PhraseMemory(np.zeros(0, np.uint64), np.zeros(0, np.uint8), np.zeros(0, np.uint32),
+                          classes, tuple((int(l), int(r)) for l, r in sides), int(rest),
+                          float(beta), alphabet.n_outputs, alphabet.mask_id,
+                          (alphabet.unk_id, alphabet.missing_id))
+    if not keys:
+        return memory
+    return _counted(memory, np.concatenate(keys), np.concatenate(tokens), np.concatenate(counts))
+
+
+def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int):
+    """Keys of the level (left, right) with rest h (``level``) at the positions ``t`` whose
+    context and hidden rest hold only ``good`` characters [len(flat)], and which of ``t`` they
+    are; ``outside``: the class past a text's ends."""
+    left, right, h = level
+    at_l = t[:, None] - left + np.arange(left)
+    at_r = t[:, None] + 1 + h + np.arange(right)
+    at_h = t[:, None] + 1 + np.arange(h)
+    in_l, in_r = at_l >= start[t, None], at_r < end[t, None]
+    last = len(flat) - 1
+    ok = np.all(~in_l | good[np.clip(at_l, 0, last)], axis=1) & \
+        np.all(in_r & good[np.clip(at_r, 0, last)], axis=1)     # no right context past the end
+    if h:
+        ok &= np.all((at_h < end[t, None]) & good[np.clip(at_h, 0, last)], axis=1)
+    ctx = np.concatenate([np.where(in_l, flat[np.clip(at_l, 0, last)], outside),
+                          np.where(in_r, flat[np.clip(at_r, 0, last)], outside)], axis=1)[ok]
+    return context_keys(ctx, left, right, BITS, np.full(len(ctx), h) if right else None), ok
+
+
+def _counted(memory: PhraseMemory, keys: np.ndarray, tokens: np.ndarray, counts: np.ndarray
+             ) -> PhraseMemory:
+    """``memory`` holding the distinct (key, character) pairs with their summed counts."""
+    order = np.lexsort((tokens, keys))
+    keys, tokens, counts = keys[order], tokens[order], counts[order]
+    new = np.r_[True, (keys[1:] != keys[:-1]) | (tokens[1:] != tokens[:-1])]
+    first = np.nonzero(new)[0]
+    summed = np.add.reduceat(counts, first) if len(first) else counts[:0]
+    memory.keys = keys[first].astype(np.uint64)
+    memory.tokens = tokens[first].astype(np.uint8)
+    summed = np.minimum(summed, 2 ** 31 - 1)
+    memory.counts = summed.astype(np.uint16 if summed.max(initial=0) < 2 ** 16 else np.uint32)
+    return memory
+
+
+def load_phrases(path: Path, alphabet) -> PhraseMemory:
+    """Read and check ``phrases.safetensors`` (no pickle) against the model's alphabet: one
+    ModelLoadError naming the file when it is not a phrase memory of this model; then count in
+    ``phrases.txt`` beside it, when there is one (:func:`read_user_phrases`)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="np") as f:
+            meta = f.metadata() or {}
+            if meta.get("format") != FORMAT or meta.get("letters") != alphabet.letters:
+                raise ValueError(f"not a {FORMAT} file for this alphabet")
+            sides = _sides(meta["sides"])
+            arrays = {k: f.get_tensor(k) for k in ("tokens", "counts", "classes")}
+            hi, lo = f.get_tensor("keys_hi"), f.get_tensor("keys_lo")
+            if hi.shape != lo.shape or hi.dtype != np.uint32 or lo.dtype != np.uint16:
+                raise ValueError("its key arrays do not match")
+            keys = hi.astype(np.uint64) << np.uint64(16) | lo.astype(np.uint64)
+        memory = PhraseMemory(keys, **arrays, sides=sides, rest=_int(meta["rest"]),
+                              beta=float(meta["beta"]), vocab_size=_int(meta["vocab_size"]),
+                              mask_id=_int(meta["mask_id"]),
+                              special=tuple(_int(k) for k in meta["special"].split(",") if k))
+    except (SafetensorError, OSError, KeyError, ValueError, TypeError, OverflowError) as e:
+        reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
+        raise ModelLoadError(f"{path}: not a phrase memory ({type(e).__name__}: {reason})") \
+            from None
+    _check(memory, path, alphabet)
+    user = Path(path).parent / USER_PHRASES
+    if user.is_file():
+        texts, weights = read_user_phrases(user, alphabet)
+        memory = memory.merged(build_phrases(texts, alphabet, weights, memory.sides,
+                                             memory.rest, memory.beta))
+    return memory
+
+
+def read_user_phrases(path: Path, alphabet) -> tuple[list[str], list[int]]:
+    """The formulae or names of a ``phrases.txt`` (one a line, optionally ``<TAB>weight``, a
+    whole number from 1 to 10^6), normalized as the model reads its input."""
+    from infill.data.files import read_bytes
+    from infill.data.greek import normalize
+    from infill.errors import InputError
+
+    try:
+        text = read_bytes(path, "phrases").decode("utf-8")
+    except (InputError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: cannot read the phrases ({type(e).__name__})") from None
+    texts, weights = [], []
+    for k, line in enumerate(text.splitlines(), 1):
+        phrase, tab, weight = line.partition("\t")
+        if not phrase.strip():
+            continue
+        if tab and not (re.fullmatch(r"[0-9]{1,7}", weight.strip()) and
+                        1 <= int(weight) <= 10 ** 6):
+            raise ModelLoadError(f"{path}:{k}: expected 'phrase' or 'phrase<TAB>weight' with a "
+                                 f"whole weight from 1 to 1000000, got {line[:40]!r}")
+        texts.append(normalize(phrase, alphabet=alphabet, unknown=True))
+        weights.append(int(weight) if tab else 1)
+    return texts, weights
+
+
+_INT = re.compile(r"-?[0-9]{1,18}")
+
+
+def _int(text: str) -> int:
+    if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
+        raise ValueError(f"{str(text)[:20]!r} is not a whole number (ASCII digits)")
+    return int(text)
+
+
+def _sides(text: str) -> tuple[tuple[int, int], ...]:
+    """``l:r,l:r,...``: at most :data:`MAX_LEVELS` levels of 0..:data:`MAX_LEVEL` neighbours
+    a side, each with at least one neighbour (ValueError)."""
+    parts = [p for p in text.split(",") if p]
+    if not 1 <= len(parts) <= MAX_LEVELS:
+        raise ValueError(f"{len(parts)} levels, not 1..{MAX_LEVELS}")
+    out = []
+    for p in parts:
+        left, sep, right = p.partition(":")
+        l, r = _int(left), _int(right)
+        if not sep or not (0 <= l <= MAX_LEVEL and 0 <= r <= MAX_LEVEL and l + r > 0):
+            raise ValueError(f"level {p[:20]!r} is not 'left:right' of 0..{MAX_LEVEL}")
+        out.append((l, r))
+    return tuple(out)
+
+
+def _check(m: PhraseMemory, path: Path, alphabet) -> None:
+    """The arrays and numbers against the model: ModelLoadError naming the file."""
+    n = len(alphabet)
+    problem = None
+    arrays = (m.keys, m.tokens, m.counts, m.classes)
+    if any(a.ndim != 1 for a in arrays) or m.tokens.dtype != np.uint8 or \
+            m.counts.dtype not in (np.uint16, np.uint32) or m.classes.dtype.kind not in "iu":
+        problem = "its arrays must be 1-D: uint8 characters, uint16/32 counts, whole classes"
+    elif not len(m.keys) == len(m.tokens) == len(m.counts):
+        problem = "its keys, characters and counts differ in number"
+    elif m.vocab_size != alphabet.n_outputs or len(m.classes) != n or \
+            not np.array_equal(m.classes, phrase_classes(alphabet)):
+        problem = f"it was built for {m.vocab_size} outputs / another alphabet"
+    elif len(m.keys) and (np.any(m.keys[1:] < m.keys[:-1]) or
+                          int(m.tokens.max()) >= m.vocab_size or int(m.counts.min()) < 1):
+        problem = "its keys are not sorted, or a character or count is out of range"
+    elif not 0 <= m.rest <= MAX_LEVEL or m.mask_id != alphabet.mask_id or \
+            set(m.special) != {alphabet.unk_id, alphabet.missing_id}:
+        problem = f"rest {m.rest} / mask id {m.mask_id} / special ids do not fit this model"
+    elif not (0 < m.beta < float("inf")):
+        problem = f"beta {m.beta} is not a positive finite number"
+    if problem:
+        raise ModelLoadError(f"{path}: phrase memory does not fit this model: {problem}")
+
+
+# ---- whole lost words: the words seen beside a word's neighbours -------------------------------
+PAIRS_FILE = "pairs.tsv"
+PAIRS_BETA = 1.0
+PAIRS_HEADER = "#infill-pairs"
+
+
+@dataclass
+class WordPairs:
+    """Pairs of neighbouring words of the training text (one space apart, every character a
+    letter): ``before[(w, n)]`` the words of n letters seen right after w, ``after[(w, n)]``
+    those seen right before it, each as (letter ids [N, n], counts [N]).
+
+    At a letter t of a word of the input (as the lexicon reads it, :mod:`infill.models.lexicon`)
+    whose left neighbour word w (one space before it, all letters known) or right neighbour
+    word w' is known, the candidates are the words v of its length seen after w and before w',
+    each weighing c(w, v) + c(v, w'), that agree with its known letters (none need be known: a
+    whole lost word); with n their total weight, m(x) the weight of those with x at t over n and
+    λ = n / (n + β), the lexicon's mixture q'(x) = S · λ m(x) + (1 − λ) q(x) off the unknown
+    symbol and ``-``."""
+
+    before: dict
+    after: dict
+    lexicon: object                    # a WordLexicon: the model's word boundaries and letters
+    beta: float
+    space_id: int
+
+    def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
+            ) -> torch.Tensor:
+        """log q' from log q [R, P, V] at ``positions`` [R, P] of ``input_ids`` [R, T]."""
+        ids = input_ids.detach().cpu().numpy()
+        pos = positions.detach().cpu().numpy()
+        start, end = self.lexicon._words_at(ids, pos)
+        R, P = pos.shape
+        found = []
+        for r in range(R):
+            for j in range(P):
+                if end[r, j] > start[r, j]:
+                    m, n = self.marginal(ids[r], int(start[r, j]), int(end[r, j]),
+                                         int(pos[r, j]))
+                    if n > 0:
+                        found.append((r * P + j, m, n))
+        if not found:
+            return logq
+        n = np.array([n for _, _, n in found])
+        lam = n / (n + self.beta)
+        mixture = lam[:, None] * np.stack([m for _, m, _ in found])
+        return mix_rows(logq, np.array([i for i, _, _ in found]), mixture, 1 - lam,
+                        self.lexicon._special)
+
+    def marginal(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
+        """(m [V], n) at t of the word ids[start:end] from its neighbour words."""
+        letters = self.lexicon.letter_ids
+        space = self.space_id
+        n_letters = end - start
+        pools = []
+        if start >= 2 and ids[start - 1] == space:
+            a = start - 1
+            while a > 0 and ids[a - 1] in letters:
+                a -= 1
+            if a < start - 1 and (a == 0 or ids[a - 1] not in letters):
+                pools.append(self.before.get((bytes(ids[a:start - 1].astype(np.uint8)),
+                                              n_letters)))
+        if end + 1 < len(ids) and ids[end] == space:
+            b = end + 1
+            while b < len(ids) and ids[b] in letters:
+                b += 1
+            if b > end + 1:
+                pools.append(self.after.get((bytes(ids[end + 1:b].astype(np.uint8)), n_letters)))
+        pools = [p for p in pools if p is not None]
+        m = np.zeros(self.lexicon.vocab_size)
+        if not pools:
+            return m, 0.0
+        table = np.concatenate([p[0] for p in pools])
+        weights = np.concatenate([p[1] for p in pools])
+        word = ids[start:end]
+        known = np.nonzero(np.isin(word, letters))[0]
+        match = np.all(table[:, known] == word[known], axis=1)
+        total = float(weights[match].sum())
+        if total > 0:
+            np.add.at(m, table[match, t - start], weights[match])
+            m /= total
+        return m, total
+
+    def save(self, path: Path, alphabet) -> None:
+        """Write ``pairs.tsv``: a header, then ``first<TAB>second<TAB>count`` lines."""
+        import json
+
+        rows = {}
+        for (w, n), (table, counts) in self.before.items():
+            for v, c in zip(table, counts):
+                rows[(alphabet.decode(w), alphabet.decode(bytes(v)))] = c
+        head = json.dumps({"beta": self.beta, "letters": alphabet.letters}, ensure_ascii=False)
+        lines = [f"{PAIRS_HEADER} {head}"] + [f"{a}\t{b}\t{_count(c)}" for (a, b), c in
+                                               sorted(rows.items(), key=lambda r: (-r[1], r[0]))]
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _count(c: float) -> str:
+    return f"{int(c)}" if float(c).is_integer() else f"{c:.6f}"
+
+
+def pair_counts(texts: list[str], alphabet) -> dict[tuple[str, str], float]:
+    """How often each pair of words stands one space apart in ``texts`` (normalized, its
+    punctuation left out), every character of both a letter of ``alphabet``."""
+    out: dict[tuple[str, str], float] = {}
+    letters = re.compile(f"[{re.escape(alphabet.letters)}]+")
+    drop = str.maketrans("", "", alphabet.punctuation)      # punctuation stands between no pair
+    for text in texts:
+        words = text.translate(drop).split(" ")
+        for a, b in zip(words, words[1:]):
+            if letters.fullmatch(a) and letters.fullmatch(b):
+                out[(a, b)] = out.get((a, b), 0.0) + 1.0
+    return out
+
+
+def build_pairs(counts: dict[tuple[str, str], float], alphabet, lexicon,
+                beta: float = PAIRS_BETA) -> WordPairs:
+    """The :class:`WordPairs` of ``counts`` ((first, second) -> count) for ``lexicon``'s
+    model."""
+    before: dict = {}
+    after: dict = {}
+    for (a, b), c in counts.items():
+        ia, ib = bytes(alphabet.encode(a)), bytes(alphabet.encode(b))
+        before.setdefault((ia, len(b)), []).append((ib, c))
+        after.setdefault((ib, len(a)), []).append((ia, c))
+    pack = lambda d: {k: (np.frombuffer(b"".join(w for w, _ in v), np.uint8).reshape(len(v), -1),  # noqa: E731
+                          np.array([c for _, c in v])) for k, v in d.items()}
+    return WordPairs(pack(before), pack(after), lexicon, float(beta), alphabet.space_id)
+
+
+def load_pairs(path: Path, alphabet, lexicon) -> WordPairs:
+    """Read and check ``pairs.tsv``: one ModelLoadError naming the file and line when it is
+    wrong."""
+    from infill.data.files import parse_json, read_bytes
+    from infill.errors import InputError
+
+    try:
+        text = read_bytes(path, "word pairs").decode("utf-8")
+    except (InputError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: cannot read the word pairs ({type(e).__name__})") from None
+    first, _, body = text.partition("\n")
+    try:
+        assert first.startswith(PAIRS_HEADER + " ")
+        head = parse_json(first[len(PAIRS_HEADER) + 1:], f"{path}:1")
+        beta = float(head["beta"])
+        assert 0 < beta < float("inf") and head["letters"] == alphabet.letters
+    except (AssertionError, InputError, ValueError, KeyError, TypeError, OverflowError):
+        raise ModelLoadError(f"{path}:1: not an infill word-pair file for this model's alphabet "
+                             f"(a header '{PAIRS_HEADER} {{\"beta\": ..., \"letters\": ...}}')"
+                             ) from None
+    word = f"[{re.escape(alphabet.letters)}]+"
+    line = re.compile(f"({word})\t({word})\t([0-9]{{1,12}}(?:\\.[0-9]{{0,6}})?)")
+    counts: dict[tuple[str, str], float] = {}
+    for k, row in enumerate(body.splitlines(), 2):
+        got = line.fullmatch(row)
+        if got is None or not float(got.group(3)) > 0:
+            raise ModelLoadError(f"{path}:{k}: expected 'word<TAB>word<TAB>count' with words of "
+                                 f"the model's letters and a positive count, got {row[:40]!r}")
+        pair = (got.group(1), got.group(2))
+        counts[pair] = counts.get(pair, 0.0) + float(got.group(3))
+    return build_pairs(counts, alphabet, lexicon, beta)

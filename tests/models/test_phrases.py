@@ -1,0 +1,279 @@
+"""The phrase memory of a character model (infill/models/phrases.py): the mixture against its
+definition computed by brute force over the training text, a damaged formula restored from its
+parallels, the file's round trip (with a user's phrases.txt), corrupt files as one error, and
+`infill train greek` writing the memory beside every model."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+import infill
+from infill.data.greek import GREEK, normalize
+from infill.errors import ModelLoadError
+from infill.models.char import CharConfig, CharMaskedLM, CharTransformer, save_char
+from infill.models.phrases import (PHRASES_FILE, USER_PHRASES, build_phrases, load_phrases)
+from infill_cli.main import main
+
+A = GREEK
+V = A.n_outputs
+LINES = ["εδοξε τηι βουληι και τωι δημωι", "εδοξε τωι δημωι, επειδη αγαθοσ",
+         "ανηρ αγαθοσ ων περι τον δημον", "ευνοιασ ενεκα και φιλιασ", "ο δημοσ ανεθηκεν",
+         "αγαθηι τυχηι εδοξε τηι βουληι", "τω-ι δημωι ^ ανεθηκεν"]
+SIDES = ((2, 0), (0, 2), (1, 1), (3, 3))       # a right context never reaches past the end
+OUT = "@"                  # the outside of a text, in the brute force
+
+
+def _ids(text: str) -> list[int]:
+    return [A.start_id] + [A.mask_id if c == "?" else A.char_to_id(c) for c in text]
+
+
+def _neighbours(text: str, t: int, left: int, right: int, rest: int):
+    """Brute force: the ``left`` characters left of t and the ``right`` ones right of its hidden
+    rest (the ``?`` right after t), punctuation skipped, ``@`` outside; None when the rest is
+    longer than ``rest``."""
+    kept = [c for c in text if c not in A.punctuation]
+    k = sum(c not in A.punctuation for c in text[:t])
+    h = 0
+    while k + 1 + h < len(kept) and kept[k + 1 + h] == "?":
+        h += 1
+    if h > rest:
+        return None
+    pad = [OUT] * 64
+    seq = pad + kept + pad
+    k += 64
+    return "".join(seq[k - left:k]), "".join(seq[k + 1 + h:k + 1 + h + right]), h
+
+
+def _level_counts(query, left: int, right: int, h: int) -> np.ndarray:
+    """Brute force: how often each character of LINES sits between the query's contexts."""
+    counts = np.zeros(V)
+    bad = set("-^?")
+    for line in LINES:
+        kept = [c for c in line if c not in A.punctuation]
+        seq = [OUT] * 64 + kept + [OUT] * 64
+        for i in range(64, 64 + len(kept)):
+            hidden = seq[i + 1:i + 1 + h] if right else []
+            ctx = seq[i - left:i] + seq[i + 1 + len(hidden):i + 1 + len(hidden) + right]
+            past_end = OUT in seq[i + 1:i + 1 + len(hidden) + right] if right else False
+            if seq[i] in bad or bad & set(ctx) or bad & set(hidden) or past_end:
+                continue
+            if "".join(seq[i - left:i]) == query[0] and (
+                    not right or "".join(seq[i + 1 + h:i + 1 + h + right]) == query[1]):
+                counts[A.char_to_id(seq[i])] += 1
+    return counts
+
+
+def _brute_mixture(text: str, t: int, beta: float, rest: int) -> np.ndarray:
+    """M of the module doc at character t of ``text`` (levels chained in SIDES order)."""
+    mixture = np.zeros(V)
+    for left, right in SIDES:
+        found = _neighbours(text, t, left, right, rest)
+        if found is None and right:
+            continue
+        found = found or _neighbours(text, t, left, 0, 64)
+        counts = _level_counts((found[0], found[1]), left, right, found[2])
+        n, u = counts.sum(), (counts > 0).sum()
+        if n:
+            lam = n / (n + beta * u)
+            mixture = lam * counts / n + (1 - lam) * mixture
+    return mixture
+
+
+CASES = [("εδοξε τηι βουληι και τωι ?????", [25, 26, 29]), ("ανηρ αγαθοσ ?ν περι", [12]),
+         ("ευνοιασ ?νεκα, και", [8]), ("ο δημοσ ανεθη?εν", [13]), ("?????? τυχηι", [0, 3]),
+         ("τωι δη?ωι", [6]), ("ζζζ ???", [4]), ("ψψ?ψψ", [2])]
+
+
+@pytest.mark.parametrize("text, where", CASES)
+def test_the_mixture_is_its_definition_and_sums_to_one(text, where):
+    beta, rest = 0.7, 4
+    memory = build_phrases(LINES, A, sides=SIDES, rest=rest, beta=beta)
+    ids = torch.tensor([_ids(text)])
+    pos = torch.tensor([[t + 1 for t in where]])
+    logq = torch.log_softmax(torch.randn(1, len(where), V,
+                                         generator=torch.Generator().manual_seed(1)), -1)
+    mixed = memory.mix(logq, ids, pos)
+    special = torch.zeros(V, dtype=torch.bool)
+    special[[A.unk_id, A.missing_id]] = True
+    for j, t in enumerate(where):
+        m = torch.from_numpy(_brute_mixture(text, t, beta, rest))
+        q = logq[0, j].double().exp()
+        want = torch.where(special, q, q[~special].sum() * m + (1 - m.sum()) * q)
+        got = mixed[0, j].double().exp()
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
+        assert abs(float(got.sum()) - 1) < 1e-5 and not torch.isnan(mixed).any()
+        assert torch.equal(mixed[0, j, special], logq[0, j, special])
+
+
+def test_the_cases_are_not_vacuous():
+    seen = [_brute_mixture(text, t, 1.0, 4).sum() > 0 for text, where in CASES for t in where]
+    assert sum(seen) >= 6 and not all(seen)
+
+
+def _tiny_model(phrases=None) -> CharMaskedLM:
+    torch.manual_seed(0)
+    net = CharTransformer(CharConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_length=64))
+    model = CharMaskedLM(net, A, device="cpu")
+    model.phrases = phrases
+    return model
+
+
+@pytest.mark.parametrize("text, gold", [
+    ("εδοξε τηι βουληι και τωι ?????", "δημωι"),     # the formula's lost end
+    ("ανηρ αγ???σ ων", "αθο"),                       # a stretch inside a phrase
+    ("- - -ο δημοσ ανεθη?εν", "κ"),
+    ("ευνοιασ ?????", "ενεκα"),
+])
+def test_a_damaged_formula_finds_its_parallel(text, gold):
+    lines = LINES[:6] + ["ευνοιασ ενεκα"]
+    memory = build_phrases(lines, A, sides=((4, 0), (8, 0), (0, 4), (3, 3), (6, 6)), beta=0.1)
+    with_memory = infill.fill(_tiny_model(memory), text, marker="?", top_k=1)[0][0]
+    bare = infill.fill(_tiny_model(), text, marker="?", top_k=1)[0][0]
+    assert normalize("".join(with_memory.fills), strip=False) == gold
+    assert "".join(bare.fills) != "".join(with_memory.fills)   # the untrained network alone
+
+
+def test_the_file_round_trips_and_a_users_phrases_are_counted_in(tmp_path):
+    memory = build_phrases(LINES, A, sides=SIDES, rest=4, beta=0.5)
+    memory.save(tmp_path / PHRASES_FILE, A)
+    back = load_phrases(tmp_path / PHRASES_FILE, A)
+    for name in ("keys", "tokens", "counts", "classes"):
+        assert np.array_equal(getattr(back, name), getattr(memory, name)), name
+    assert (back.sides, back.rest, back.beta) == (SIDES, 4, 0.5)
+    (tmp_path / USER_PHRASES).write_text("Ἡρακλείδης Ἡρακλείδου\t3\n\nμηνὸς Λυκείου\n",
+                                         encoding="utf-8")
+    more = load_phrases(tmp_path / PHRASES_FILE, A)
+    want = build_phrases(LINES + ["ηρακλειδησ ηρακλειδου", "μηνοσ λυκειου"], A,
+                         [1] * len(LINES) + [3, 1], SIDES, 4, 0.5)
+    for name in ("keys", "tokens", "counts"):
+        assert np.array_equal(getattr(more, name), getattr(want, name)), name
+
+
+def _corrupt(path, **arrays):
+    from safetensors.numpy import load_file, save_file
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="np") as f:
+        meta = f.metadata()
+    data = load_file(str(path))
+    meta.update({k: v for k, v in arrays.items() if isinstance(v, str)})
+    data.update({k: v for k, v in arrays.items() if not isinstance(v, str)})
+    save_file(data, str(path), metadata=meta)
+
+
+@pytest.mark.parametrize("change", [
+    {"format": "infill-memory"}, {"sides": "1:x"}, {"sides": "0:0"}, {"sides": "99:1"},
+    {"rest": "99999999999999999999"}, {"beta": "nan"}, {"beta": "-1"}, {"vocab_size": "7"},
+    {"tokens": np.full(1, 200, np.uint8)}, {"counts": np.zeros(1, np.uint16)},
+    {"counts": np.ones(1, np.int64)},
+    {"keys_lo": np.zeros(3, np.uint16)}, {"classes": np.zeros(5, np.int64)},
+    {"tokens": np.zeros(1, np.float32)}, {"special": "1"},
+])
+def test_a_corrupt_memory_is_one_error_naming_the_file(tmp_path, change):
+    path = tmp_path / PHRASES_FILE
+    build_phrases(LINES[:2], A, sides=SIDES, rest=2).save(path, A)
+    if any(not isinstance(v, str) for v in change.values()):
+        size = len(build_phrases(LINES[:2], A, sides=SIDES, rest=2).keys)
+        change = {k: (np.resize(v, size) if k in ("tokens", "counts") else v)
+                  for k, v in change.items()}
+    _corrupt(path, **change)
+    with pytest.raises(ModelLoadError, match=PHRASES_FILE):
+        load_phrases(path, A)
+
+
+@pytest.mark.parametrize("content", [b"not safetensors at all", b"", b"\xff" * 9])
+def test_garbage_and_a_bad_users_file_are_one_error(tmp_path, content):
+    path = tmp_path / PHRASES_FILE
+    path.write_bytes(content)
+    with pytest.raises(ModelLoadError, match=PHRASES_FILE):
+        load_phrases(path, A)
+    build_phrases(LINES[:2], A, sides=SIDES, rest=2).save(path, A)
+    (tmp_path / USER_PHRASES).write_text("δημωι\tmany\n", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=USER_PHRASES + ":1"):
+        load_phrases(path, A)
+
+
+def test_a_model_directory_loads_its_memory_and_a_bad_one_is_exit_2(tmp_path):
+    d = save_char(_tiny_model().model, tmp_path / "m", A)
+    build_phrases(LINES, A, sides=SIDES, rest=4).save(d / PHRASES_FILE, A)
+    assert infill.load_model(str(d), device="cpu").phrases is not None
+    (d / PHRASES_FILE).write_bytes(b"\x00" * 20)
+    r = CliRunner().invoke(main, ["run", "-m", str(d), "τωι δη?ωι"])
+    assert r.exit_code == 2 and "Traceback" not in r.output and PHRASES_FILE in r.output
+
+
+def test_infill_train_greek_writes_the_memory(tmp_path):
+    lines = [LINES[k % 6] for k in range(120)]
+    (tmp_path / "g.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "model"
+    r = CliRunner().invoke(main, ["train", "greek", str(tmp_path / "g.txt"), "--out", str(out),
+                                  "--steps", "2", "--batch-size", "4", "--layers", "1",
+                                  "--hidden", "16", "--heads", "2", "--max-length", "64",
+                                  "--no-progress"])
+    assert r.exit_code == 0, r.output
+    model = infill.load_model(str(out), device="cpu")
+    assert model.phrases is not None and len(model.phrases.keys) > 0
+    fill = infill.fill(model, "εδοξε τηι βουληι και τωι ?????", marker="?", top_k=1)[0][0]
+    assert normalize("".join(fill.fills)) == "δημωι"
+    assert json.loads((out / "train_info.json").read_text())["family"] == "greek"
+    bare = tmp_path / "bare"
+    shutil.copytree(out, bare)
+    (bare / PHRASES_FILE).unlink()
+    assert infill.load_model(str(bare), device="cpu").phrases is None
+
+
+# ---- whole lost words: the words seen beside their neighbours -------------------------------
+def _pairs(beta=0.5):
+    from infill.models.lexicon import build_lexicon, word_weights
+    from infill.models.phrases import build_pairs, pair_counts
+
+    lexicon = build_lexicon(dict(word_weights(LINES, A)), A, beta=1.0)
+    return build_pairs(pair_counts(LINES, A), A, lexicon, beta), lexicon
+
+
+def test_pairs_mix_the_words_seen_beside_the_neighbours_by_their_formula():
+    pairs, _ = _pairs(beta=0.5)
+    text = "και τωι ?????"               # τωι δημωι twice; a word of 5 after τωι: δημωι
+    ids = torch.tensor([_ids(text)])
+    pos = torch.tensor([[9, 10, 2]])     # two letters of the lost word; a letter of "και"
+    logq = torch.log_softmax(torch.randn(1, 3, V, generator=torch.Generator().manual_seed(2)), -1)
+    mixed = pairs.mix(logq, ids, pos)
+    special = torch.zeros(V, dtype=torch.bool)
+    special[[A.unk_id, A.missing_id]] = True
+    for j, letter in enumerate("δη"):
+        m = torch.zeros(V, dtype=torch.float64)
+        m[A.char_to_id(letter)] = 1.0
+        q = logq[0, j].double().exp()
+        lam = 2 / (2 + 0.5)
+        want = torch.where(special, q, q[~special].sum() * lam * m + (1 - lam) * q)
+        torch.testing.assert_close(mixed[0, j].double().exp(), want, rtol=1e-5, atol=1e-7)
+    # "και" has the neighbour τωι on its right, and και τωι was seen: its letter κ is
+    # certain to the pairs, all its letters being known
+    assert abs(float(mixed[0].double().exp().sum(-1).sub(1).abs().max())) < 1e-5
+
+
+def test_a_whole_lost_word_is_restored_from_its_neighbour_and_the_file_round_trips(tmp_path):
+    from infill.models.phrases import PAIRS_FILE, load_pairs
+
+    pairs, lexicon = _pairs(beta=0.1)
+    model = _tiny_model()
+    model.lexicon, model.pairs = lexicon, pairs
+    got = infill.fill(model, "αγαθηι ????? εδοξε", marker="?", top_k=1)[0][0]
+    assert normalize("".join(got.fills)) == "τυχηι"
+    pairs.save(tmp_path / PAIRS_FILE, A)
+    back = load_pairs(tmp_path / PAIRS_FILE, A, lexicon)
+    assert back.beta == 0.1 and set(back.before) == set(pairs.before)
+    for k, (table, counts) in pairs.before.items():
+        assert sorted(zip(map(bytes, table), counts)) == \
+            sorted(zip(map(bytes, back.before[k][0]), back.before[k][1]))
+    lines = (tmp_path / PAIRS_FILE).read_text(encoding="utf-8").splitlines()
+    (tmp_path / PAIRS_FILE).write_text("\n".join(lines[:2] + ["τωι\tδημωι\t-2"]) + "\n",
+                                       encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=PAIRS_FILE + ":3: expected"):
+        load_pairs(tmp_path / PAIRS_FILE, A, lexicon)
+    (tmp_path / PAIRS_FILE).write_text("τωι\tδημωι\t2\n", encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=PAIRS_FILE + ":1: not an infill word-pair"):
+        load_pairs(tmp_path / PAIRS_FILE, A, lexicon)
