@@ -9,14 +9,15 @@ first restoration (Ithaca's: edit distance / the editor's length), each with a 9
 interval, and the paired difference against the baseline on the same supplements (paired
 bootstrap, 95%).
 
-    OMP_NUM_THREADS=1 python benchmarks/iospe_lengths_report.py --model data/models/greek \\
-        --baseline builtin:greek --split test [--per-class 0] [--out benchmarks/results/lengths]
+    OMP_NUM_THREADS=1 python benchmarks/iospe_lengths_report.py --model builtin:greek \\
+        --name final --split test --per-class 60      # against builtin:greek --memory off
 
 ``--per-class N`` samples N supplements (seed 0) of each length class (0: all). Every model's
 restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
-baseline is decoded once; ``--memory off`` loads a model with its phrase memory and word pairs left out (the shipped
-model before issue 35); ``--phrases`` / ``--pairs`` give it files of one's own (choices on the
-validation split).
+baseline is decoded once; ``--memory off`` loads a model with its phrase memory and word pairs
+left out (the shipped model before issue 35); ``--phrases`` / ``--pairs`` / ``--order`` give it
+files or an order of mixing of one's own (choices on the validation split). With
+``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
 
 
 def key(task) -> str:
+    """A supplement's name in the caches: its file and lacuna."""
     return f"{Path(task.file).name}#{task.index}"
 
 
@@ -132,7 +134,20 @@ def row(name: str, a: dict, b: dict) -> str:
 
 
 def fmt_num(x: float, scale: int) -> str:
+    """A percentage with one decimal, a CER with three."""
     return f"{x:.1f}" if scale == 100 else f"{x:.3f}"
+
+
+def weighted(tasks: list, fills: dict, mix: dict[str, int]) -> dict[str, float]:
+    """Each measure over the length classes weighted by ``mix`` (how many supplements of each
+    class the whole split holds): what a sample of ``--per-class`` estimates for the split."""
+    s = scores(tasks, fills)
+    total = sum(mix.values())
+    out = {}
+    for m in s:
+        out[m] = sum(mix[c] / total * s[m][[k for k, t in enumerate(tasks) if len(t.gold) in r]]
+                     .mean() for c, r in CLASSES.items())
+    return out
 
 
 def table(tasks: list, new: dict, old: dict) -> list[str]:
@@ -151,6 +166,7 @@ def table(tasks: list, new: dict, old: dict) -> list[str]:
 
 
 def main() -> None:
+    """Decode what is not cached, print the table."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="builtin:greek")
     ap.add_argument("--memory", default="on", choices=("on", "off"))
@@ -183,6 +199,13 @@ def main() -> None:
           f"IOSPE {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))
+    if args.per_class:
+        every = chosen_tasks(args.split, 0)
+        mix = {c: sum(len(t.gold) in r for t in every) for c, r in CLASSES.items()}
+        a, b = weighted(tasks, new, mix), weighted(tasks, old, mix)
+        print(f"\nweighted by the split's own mix of lengths ({mix}): top-1 / top-10 / CER "
+              f"{100 * a['top1']:.1f} / {100 * a['top10']:.1f} / {a['cer']:.3f} against "
+              f"{100 * b['top1']:.1f} / {100 * b['top10']:.1f} / {b['cer']:.3f}")
 
 
 if __name__ == "__main__":

@@ -373,11 +373,12 @@ def _fill_lengths(model: MaskedLM, gap, config: DecodeConfig, length_score: str)
     """The gap lengths of a fill (:func:`gap_lengths`), checked against the decoder (only a
     restricting one fills a whole-word gap) and with a known ``length_score``."""
     lengths = gap_lengths(model, gap)
-    if not DECODERS[config.decoder].restricts and any(
+    decoder = DECODERS[config.decoder]
+    if (not decoder.restricts or decoder.positions is not None) and any(
             g.word for g in (lengths if isinstance(lengths, list) else [lengths])
             if not isinstance(g, int)):
-        raise ConfigError(f"the {config.decoder} decoder cannot restrict the tokens of a gap "
-                          "position (a whole-word gap); use the beam decoder")
+        raise ConfigError(f"the {config.decoder} decoder cannot restrict a gap to a whole word "
+                          "(1-3 word pieces); use the beam decoder")
     if length_score not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {length_score!r}; choose from "
                           f"{', '.join(LENGTH_SCORES)}")

@@ -42,7 +42,7 @@ class Decoder:
 DECODERS: dict[str, Decoder] = {
     "beam": Decoder(beam, restricts=True, shares=True,
                     help="beam search (any scorer and order, or a sampling baseline)"),
-    "ag": Decoder(decode_ag, positions=2,
+    "ag": Decoder(decode_ag, positions=2, restricts=True,
                   help="the Arnold-Gokhale pairwise joint (gaps of exactly two tokens)"),
 }
 """Decoder names -> strategies; the first is the default."""

@@ -267,3 +267,14 @@ def test_cli_unclear_restores_underdotted_letters(greek_char_dir):
     assert {c["fills"][0] for c in out["completions"]} <= set(lookalikes("ε"))
     bad = CliRunner().invoke(main, ["run", "-m", greek_char_dir, "--unclear", "maybe", text])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_ag_decoder_draws_its_grid_from_the_sets(oracle):
+    """The Arnold-Gokhale decoder (two positions) builds its pairwise joint on the sets."""
+    ids = [oracle.mask_id, 2, oracle.mask_id]
+    hyps = infill.decode(oracle, ids, letters={0: "ab", 2: "bd"}, decoder="ag", beam_size=16,
+                         joint_size=4)
+    assert sorted(h.tokens for h in hyps) == sorted(itertools.product([0, 1], [1, 3]))
+    [got] = infill.fill(oracle, "?c?", marker="?", letters=[["ab"], ["bd"]], decoder="ag",
+                        beam_size=4, top_k=4)
+    assert [c.tokens for c in got] == [h.tokens for h in hyps]

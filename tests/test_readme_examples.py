@@ -47,9 +47,17 @@ def _command(line: str) -> str:
     """A shell line as written, without its comment."""
     words = shlex.split(line, comments=True)
     cut = line.find("#")
-    while cut >= 0 and shlex.split(line[:cut]) != words:
+    while cut >= 0 and _split(line[:cut]) != words:      # a '#' inside quotes is no comment
         cut = line.find("#", cut + 1)
     return " ".join((line if cut < 0 else line[:cut]).split())
+
+
+def _split(text: str) -> list[str] | None:
+    """``text``'s shell words; None when it ends inside quotes."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return None
 
 
 def examples() -> list[tuple[str, str]]:
@@ -140,6 +148,9 @@ CHECKS = {
     "infill run --scorer standard --order best-to-worst --beam 20 -k 10 \"All the world's a "
     '___."': lambda out: top_row(out).endswith("All the world's a stage."),
     **GREEK_CHECKS,
+    # a residue limited to I, L or V (a hydrophobic position kept so), and two free ones
+    'infill run --model builtin:protein "MAKRVYFLAHGGQ#[ILV]QG??RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"':
+        lambda out: top_row(out).split()[-1][13] in "ILV",
     # AntiBERTy redesigns 10E8's CDR-H3: a full FASTA record, framework kept, no gap left
     "infill run --model antiberty --region cdr3 -k 5 --output-format fasta "
     "data/demo/antibody.fa":
@@ -166,6 +177,12 @@ CHECKS = {
     # infill check: the typo's three word pieces are flagged, nothing else
     'infill check "To be, or not to be, that is the questoin."':
         lambda out: _help.flagged_word(out) == "questoin",
+    # a trace that allows η or ι, then a lost letter: Homer's genitive
+    'infill run --model builtin:greek "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ#[ηι]?ς"':
+        lambda out: top_row(out).endswith("Ἀχιλῆος"),
+    # an underdotted δ restored among its look-alikes (α, δ, λ): the decree's δήμωι
+    'infill run --model builtin:greek --unclear restore "ἔδοξε τῆι βουλῆι καὶ τῶι δ̣ήμωι"':
+        lambda out: top_row(out).endswith("δήμωι"),
     # and the ι of Ἀχιλῖος, where Homer wrote η
     'infill check --model builtin:greek "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῖος"':
         lambda out: _help.flagged_word(out) == "ι",

@@ -24,7 +24,6 @@ gap (the ``letters`` of :func:`infill.fill`: one entry per gap, None or one entr
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -59,6 +58,7 @@ class Marked:
 def lookalike_table() -> dict:
     """The shipped look-alike groups (``infill/data/lookalikes.json``: ``letters``, ``traces``,
     and where they come from)."""
+    import json                 # here: `infill run --help` imports this module, and no json
     with resources.files("infill.data").joinpath("lookalikes.json").open(encoding="utf-8") as f:
         return json.load(f)
 

@@ -39,8 +39,8 @@ def _token_id(model, token, where: str) -> int:
             except Exception:           # an adapter's own error for an unknown token
                 continue
     if not ids or not 0 <= ids[0] < model.vocab_size:
-        raise InputError(f"letters ({where}): {token!r} is not a letter (token) of "
-                         f"{getattr(model, 'name', 'the model')}'s alphabet", field="letters")
+        raise InputError(f"letters ({where}): {token!r} is not a letter (token) of the "
+                         "model's alphabet", field="letters")
     return ids[0]
 
 

@@ -16,12 +16,15 @@ from infill.models.base import MaskedLM
 
 def decode_ag(model: MaskedLM, inputs: Sequence[Sequence[int]], config: DecodeConfig | None = None,
               gaps: Sequence[Sequence[int]] | None = None, tol: float | None = None,
-              batch_size: int = 128) -> list[list[Hypothesis]]:
+              batch_size: int = 128, allowed: Sequence | None = None
+              ) -> list[list[Hypothesis]]:
     """For each input with exactly two gap positions (``gaps[i]``, or its two ``mask_id``
     positions), rank the pairs of the top-``config.joint_size`` grid by the AG joint after
     ``config.ag_iterations`` iterations (or until the change is <= ``tol``). Returns up to
     ``config.beam_size`` hypotheses per input: tokens at the two positions (position order),
-    score = log AG joint, logq = log of the joint's marginal of each token."""
+    score = log AG joint, logq = log of the joint's marginal of each token. ``allowed``: per
+    input None or the [2, V] tokens each position may take (letter sets): the grid's candidates
+    come from them, so the joint is the pairwise joint on the sets."""
     config = config if config is not None else DecodeConfig(decoder="ag")
     if not inputs:
         raise InputError("no input to decode")
@@ -35,7 +38,8 @@ def decode_ag(model: MaskedLM, inputs: Sequence[Sequence[int]], config: DecodeCo
             seq[p] = model.mask_id
         items.append((seq, pos[0], pos[1]))
     tables = pair_tables_batch(model, items, config.joint_size, allow_special=config.allow_special,
-                               batch_size=batch_size, logits=False)
+                               batch_size=batch_size, logits=False,
+                               restrict=None if allowed is None else list(allowed))
     results = []
     for t in tables:
         log_j, _ = ag(t.log_qa_b, t.log_qb_a, iterations=config.ag_iterations, tol=tol)

@@ -69,7 +69,8 @@ def _windowed(model: MaskedLM, ids: list[int], a: int, b: int, window: bool
 def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
                       joint_size: int = 50, gold: list[tuple[int, int] | None] | None = None,
                       allow_special: bool = False, batch_size: int = 128,
-                      logits: bool | None = None, window: bool = True) -> list[PairTables]:
+                      logits: bool | None = None, window: bool = True,
+                      restrict: list | None = None) -> list[PairTables]:
     """:func:`pair_tables` for many (input_ids, a, b) items, batching the forward passes across
     items: one pass over every both-masked input, then one pass per conditioning token
     (|A| + |B| rows per item), all in chunks of ``batch_size`` rows.
@@ -78,7 +79,9 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
     None. ``logits``: fetch raw logits for MRF-L (default: when the adapter has ``logits``).
     An input longer than the model's maximum length is read in the longest context window
     centred on its pair (``PairTables.window``; a :class:`~infill.errors.LongInputWarning` says
-    so); ``window=False`` makes it an error.
+    so); ``window=False`` makes it an error. ``restrict[k]``: None or a [2, V] mask of the
+    tokens item k's positions a and b may take (letter sets, :mod:`infill.decoding.letters`):
+    its candidate sets are drawn from them only.
     """
     want_logits = _want_logits(model, joint_size, batch_size, logits)
     golds = gold if gold is not None else [None] * len(items)
@@ -87,7 +90,10 @@ def pair_tables_batch(model: MaskedLM, items: list[tuple[list[int], int, int]],
     allowed = model.allowed_mask(allow_special)
     cut_items, cuts = _fit_windows(model, items, window)
     marg, _ = _forward(model, *_both_masked(model, cut_items), batch_size, False)   # [N, 2, V]
-    cands = [_candidate_sets(marg[k], allowed, joint_size, g) for k, g in enumerate(golds)]
+    restrict = restrict if restrict is not None else [None] * len(items)
+    cands = [_candidate_sets(marg[k], allowed if r is None else
+                             torch.as_tensor(r).bool().cpu() & allowed, joint_size, g)
+             for k, (g, r) in enumerate(zip(golds, restrict))]
     cond, cond_logits = _forward(model, *_conditioning_rows(model, cut_items, cands), batch_size,
                                  want_logits)
     cond = cond[:, 0]
@@ -149,9 +155,11 @@ def _both_masked(model: MaskedLM, items: list[tuple[list[int], int, int]]
 
 def _candidate_sets(marg: torch.Tensor, allowed: torch.Tensor, joint_size: int,
                     gold: tuple[int, int] | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(A, B) of one item from its both-masked marginals [2, V], each with its gold token."""
-    return (_candidates(marg[0], allowed, joint_size, None if gold is None else int(gold[0])),
-            _candidates(marg[1], allowed, joint_size, None if gold is None else int(gold[1])))
+    """(A, B) of one item from its both-masked marginals [2, V], each with its gold token;
+    ``allowed``: [V], or [2, V] (one mask per position)."""
+    at = allowed if allowed.dim() == 2 else allowed.expand(2, -1)
+    return (_candidates(marg[0], at[0], joint_size, None if gold is None else int(gold[0])),
+            _candidates(marg[1], at[1], joint_size, None if gold is None else int(gold[1])))
 
 
 def _conditioning_rows(model: MaskedLM, items: list[tuple[list[int], int, int]],

@@ -2,7 +2,7 @@
 from the letters that survive around it, mixed into the model's conditional.
 
 Editors restore long supplements from parallels: "ἔδοξεν τῆι βουλῆι καὶ τῶι [.....]" is δήμωι
-because the formula is everywhere. The network and the lexicon (:mod:`infill.models.lexicon`)
+(δάμωι at Chersonesos) because the formula is everywhere. The network and the lexicon (:mod:`infill.models.lexicon`)
 know words; the phrase memory knows the stretches of text around them. It is the corpus memory of
 builtin:english (:mod:`infill.models.memory`: hashed contexts, Witten–Bell levels, the same
 mixture) over characters, keyed so that a damaged formula still meets its parallels.
@@ -12,9 +12,10 @@ numeral) and every level (l, r) of ``sides``: a 48-bit hash of the l characters 
 the r characters right of t's *hidden rest* -- for h = 0..``rest``, the r characters that follow
 t + h, with h in the key (a level with r = 0 has no rest) -- with the character at t and how often
 that pair occurred. Punctuation is no neighbour (a text typed without the editors' commas meets
-its parallels), the start and end of a text are a neighbour of their own, and a context holding a
-missing ``-``, unknown ``^`` or hidden character was never stored, so it never matches. Hashes, not
-text: the file cannot be read back into the corpus.
+its parallels), the start of a text is a neighbour of its own, a right context never reaches
+past a text's end (a text typed only up to its gap is not an inscription that ends there), and a
+context holding a missing ``-``, unknown ``^`` or hidden character was never stored, so it never
+matches. Hashes, not text: the file cannot be read back into the corpus.
 
 **At a position t being restored** (its input a ``?``): h is the number of ``?`` right after t
 (the rest of the lacuna still hidden; in left-to-right decoding the letters already restored are
@@ -27,9 +28,12 @@ n_k(w) the counts there, n_k their sum and u_k the number of distinct characters
     q'(s)  = q(s)                               for those two;   S = Σ_{w not special} q(w)
 
 exactly the corpus memory's mixture (:func:`infill.models.memory.mix_rows`), so q' sums to 1 and
-where no level's context was seen q' = q. The levels are mixed in the order they are listed
-(training writes left-only levels first, then right-only, then two-sided ones, short to long: the
-longest two-sided context has the last word). The phrase memory is mixed after the lexicon.
+where no level's context was seen q' = q. The levels are mixed in the order they are listed;
+training writes them shorter total context first, so the longest has the last word:
+:data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
+data/README.md). The phrase memory is mixed last, after the lexicon and the word pairs
+(:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
+``pairs.tsv``).
 
 On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 :func:`load_phrases`); a user adds formulae or names in ``phrases.txt`` beside it, one a line
@@ -53,11 +57,11 @@ __all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs
 
 PHRASES_FILE = "phrases.safetensors"
 USER_PHRASES = "phrases.txt"
-PHRASE_SIDES = ((4, 0), (0, 4), (3, 3), (8, 0), (0, 8), (6, 6))
+PHRASE_SIDES = ((3, 3), (8, 0), (0, 8), (6, 6))
 """The levels training writes, in mixing order (chosen on the IOSPE validation split)."""
 PHRASE_REST = 9
 """The most hidden characters right of a position a key may skip (supplements of <= 10)."""
-PHRASE_BETA = 1.0
+PHRASE_BETA = 4.0
 FORMAT = "infill-phrases"
 MAX_LEVEL = 64
 MAX_LEVELS = 16
@@ -133,7 +137,8 @@ class PhraseMemory:
 
     def merged(self, other: "PhraseMemory") -> "PhraseMemory":
         """This memory with ``other``'s entries (same levels and classes) counted in."""
-        return _counted(replace(self), np.r_[self.keys, other.keys], np.r_[self.tokens, other.tokens],
+        return _counted(replace(self), np.r_[self.keys, other.keys],
+                        np.r_[self.tokens, other.tokens],
                         np.r_[self.counts.astype(np.int64), other.counts.astype(np.int64)])
 
     def save(self, path: Path, alphabet) -> None:
@@ -469,8 +474,9 @@ def build_pairs(counts: dict[tuple[str, str], float], alphabet, lexicon,
         ia, ib = bytes(alphabet.encode(a)), bytes(alphabet.encode(b))
         before.setdefault((ia, len(b)), []).append((ib, c))
         after.setdefault((ib, len(a)), []).append((ia, c))
-    pack = lambda d: {k: (np.frombuffer(b"".join(w for w, _ in v), np.uint8).reshape(len(v), -1),  # noqa: E731
-                          np.array([c for _, c in v])) for k, v in d.items()}
+    def pack(d: dict) -> dict:
+        return {k: (np.frombuffer(b"".join(w for w, _ in v), np.uint8).reshape(len(v), -1),
+                    np.array([c for _, c in v])) for k, v in d.items()}
     return WordPairs(pack(before), pack(after), lexicon, float(beta), alphabet.space_id)
 
 

@@ -40,14 +40,16 @@ def test_approximate_lacuna_decodes_every_length_of_its_range(runner):
     assert r.exit_code == 0, r.output
     ranged, exact = _lines(r)
     assert ranged["input"] == ILIAD and ranged["gap"] == [[2, 4]]
-    assert ranged["config"]["length_score"] == "pll"
+    assert ranged["config"]["length_score"] == "pll-gap"         # builtin:greek's defaults
+    assert ranged["config"]["length_beam"] == "shared"
     assert "approximate lacuna 'c.3' decoded at every length from 2 to 4, all completions " \
            "ranked together" in ranged["notes"]
     assert {len(c["tokens"]) for c in ranged["completions"]} == {2, 3, 4}
     ranks = [c["rank_score"] for c in ranged["completions"]]
     assert ranks == sorted(ranks, reverse=True)
     m = infill.load_model("builtin:greek", device="cpu")
-    _same(ranged, infill.fill(m, ILIAD, gap=[(2, 4)], top_k=10, length_score="pll")[0])
+    _same(ranged, infill.fill(m, ILIAD, gap=[(2, 4)], top_k=10, length_score="pll-gap",
+                              length_beam="shared")[0])
     # an exact lacuna in the same batch is decoded as before: one length, no rank score
     assert exact["input"] == "αβ???γ" and exact["gap"] == 1
     assert "length_score" not in exact["config"]

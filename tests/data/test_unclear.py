@@ -111,6 +111,19 @@ def test_epidoc_unclear_restored_through_restore_files(greek_char_dir):
     assert DOT in leiden_output(r)
 
 
+def test_cli_epidoc_unclear(greek_char_dir):
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+    args = ["run", "-m", greek_char_dir, "--json", "-k", "3", str(FIX / "handmade.xml")]
+    kept = json.loads(CliRunner().invoke(main, args).stdout)
+    assert all(x["kind"] != "unclear" for x in kept["lacunae"])
+    r = CliRunner().invoke(main, args[:3] + ["--unclear", "restore"] + args[3:])
+    assert r.exit_code == 0, r.output
+    [item] = [x for x in json.loads(r.stdout)["lacunae"] if x["kind"] == "unclear"]
+    assert item["editor"] == "ό" and item["length"] == 1
+
+
 # ---- the workbench: same functions, 4xx for bad sets -----------------------------------------
 pytest.importorskip("fastapi", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
 

@@ -277,3 +277,15 @@ def test_a_whole_lost_word_is_restored_from_its_neighbour_and_the_file_round_tri
     (tmp_path / PAIRS_FILE).write_text("τωι\tδημωι\t2\n", encoding="utf-8")
     with pytest.raises(ModelLoadError, match=PAIRS_FILE + ":1: not an infill word-pair"):
         load_pairs(tmp_path / PAIRS_FILE, A, lexicon)
+
+
+def test_a_numerals_value_is_no_extent_so_such_an_edition_reads():
+    """IOSPE writes a year as <num atLeast="6001">: a value, not a lost stretch's extent (five
+    files of the corpus were refused, so `infill train greek --inscriptions` failed)."""
+    from infill.data.epidoc import read_edition_text
+
+    tei = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+           'xml:lang="grc"><ab>ἔτους <num atLeast="6001" atMost="6100">ϛα</num> '
+           '<supplied reason="lost">ἔδοξε</supplied></ab></div></body></text></TEI>')
+    edition = read_edition_text(tei)
+    assert [lac.editor for lac in edition.supplements] == ["ἔδοξε"]
