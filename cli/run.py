@@ -146,7 +146,7 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
         options["allow_nonstandard"] = True
     lm = load(model, device, shard, **options)
     job = fill_inputs(lm, records, request, name=model, shard=shard)
-    say(defaults_line(job.defaults))
+    say(defaults_line(job.defaults.ranked(job.ranks_lengths)))
     for input_id, warning in job.warnings:
         click.echo(f"Warning: input {input_id}: {warning}", err=True)
     failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard,

@@ -259,8 +259,10 @@ class FillResult:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
         carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
         config = {} if self.config is None else self.config.to_json()
-        if self.defaults is not None and self.defaults.values:
-            config["defaults"] = self.defaults.to_json()
+        defaults = None if self.defaults is None else \
+            self.defaults.ranked(self.length_score is not None)
+        if defaults is not None and defaults.values:
+            config["defaults"] = defaults.to_json()
         if self.length_score is not None:
             config["length_score"] = self.length_score
             config["length_beam"] = self.length_beam

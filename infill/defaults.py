@@ -22,7 +22,7 @@ from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
-           "resolve_length_score", "resolve_length_beam"]
+           "resolve_length_score", "resolve_length_beam", "RANKING", "ranks_lengths"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -70,6 +70,25 @@ class Defaults:
     def to_json(self) -> dict:
         rec = self.recommendation
         return {"options": list(self.values), "source": rec.source, "why": rec.why}
+
+    def ranked(self, ranks_lengths: bool) -> "Defaults":
+        """These defaults as a result reports them: the options of fills of several lengths
+        (:data:`RANKING`) only where lengths were ranked."""
+        if ranks_lengths or not any(k in self.values for k in RANKING):
+            return self
+        return Defaults({k: v for k, v in self.values.items() if k not in RANKING},
+                        self.recommendation)
+
+
+RANKING = ("length_score", "length_beam")
+"""The options that apply only where fills of several lengths are ranked together."""
+
+
+def ranks_lengths(gap) -> bool:
+    """Whether a (resolved) gap ranks fills of several lengths: a range, ``word`` or a list
+    holding one."""
+    gaps = gap if isinstance(gap, list) else [gap]
+    return not all(isinstance(g, int) and not isinstance(g, bool) for g in gaps)
 
 
 def _folder(model) -> tuple[Path | None, str]:
@@ -213,15 +232,16 @@ def resolve_length_beam(length_beam: str | None, gap, defaults: Defaults):
 
 
 def _ranking_option(name: str, given, gap, defaults: Defaults, library: str):
-    """An option of fills of several lengths: as given, the model's, or ``library``'s."""
+    """An option of fills of several lengths: as given, the model's, or ``library``'s. A
+    recommended one is recorded as used whatever ``gap`` is (an input may bring its own range,
+    a Leiden ``[c.5]``); a result reports it only where it ranked lengths
+    (:meth:`Defaults.ranked`)."""
     rec = defaults.recommendation
     recommended = getattr(rec, name)
     if given is not None:
         return given, defaults
     if recommended is None:
         return library, defaults
-    if isinstance(gap, int) or (isinstance(gap, list) and all(isinstance(g, int) for g in gap)):
-        return recommended, defaults
     return recommended, Defaults({**defaults.values, name: recommended}, rec)
 
 

@@ -67,8 +67,10 @@ class EditionResult:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
         model's recommendation, ``length_score`` when lacunae of uncertain length were ranked."""
         config = self.config.to_json()
-        if self.defaults is not None and self.defaults.values:
-            config["defaults"] = self.defaults.to_json()
+        defaults = None if self.defaults is None else \
+            self.defaults.ranked(isinstance(self.request.gap, list))
+        if defaults is not None and defaults.values:
+            config["defaults"] = defaults.to_json()
         if isinstance(self.request.gap, list):
             config["length_score"] = self.request.length_score
             config["length_beam"] = self.request.length_beam

@@ -126,8 +126,10 @@ class ReadingsResult:
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
         config = {} if self.config is None else self.config.to_json()
-        if self.defaults is not None and self.defaults.values:
-            config["defaults"] = self.defaults.to_json()
+        defaults = None if self.defaults is None else \
+            self.defaults.ranked(self.length_score is not None)
+        if defaults is not None and defaults.values:
+            config["defaults"] = defaults.to_json()
         if self.length_score is not None:
             config["length_score"] = self.length_score
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
@@ -346,14 +348,17 @@ def _softmax(values: list[float]) -> list[float]:
 
 
 def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:
-    """The text's encodings (the beam's own length variants) by the length of each gap."""
+    """The text's encodings (the beam's own length variants) by the length of each gap, with
+    the request's letter sets (``letters``) among the tokens each position allows."""
     from infill.decoding.lengths import Variant, gap_lengths, variants
+    from infill.decoding.letters import apply_letters
 
     lengths = gap_lengths(model, request.gap)
     if isinstance(lengths, int):
         found = [Variant((), model.encode(text, lengths, request.marker))]
     else:
         found = variants(model, text, lengths, request.marker)
+    apply_letters(model, found, getattr(request, "letters", None), request.decode.allow_special)
     return {tuple(len(g) for g in v.encoding.gaps): v for v in found}
 
 
@@ -419,13 +424,16 @@ def _allowed(model, var, positions: list[int]) -> torch.Tensor | None:
 
 def _check_placeable(var, at: dict, texts: list[str]) -> None:
     """InputError when a reading holds a token the beam could not place at its position (a
-    whole-word gap: a ``##`` piece first, a word start inside)."""
+    letter outside the position's set ``#[...]``; a whole-word gap: a ``##`` piece first, a word
+    start inside)."""
     for k, g in enumerate(var.encoding.gaps):
-        for p in g:
+        for j, p in enumerate(g):
             mask = var.allowed.get(p)
             if mask is not None and not bool(mask[at[p]]):
-                raise InputError(f"reading {texts[k]!r} of lacuna {k + 1} is not one whole word "
-                                 "of word pieces there (the gap is 'word')", field="readings")
+                raise InputError(f"reading {texts[k]!r} of lacuna {k + 1} does not fit: its "
+                                 f"token {j + 1} may not stand there (outside the position's "
+                                 "letter set #[...], or not one whole word of word pieces where "
+                                 "the gap is 'word')", field="readings")
 
 
 def _length_scores(model, out: list[dict], length_score: str) -> None:

@@ -196,7 +196,7 @@ def test_a_whole_word_gap(bert):
     for c in r.combinations:
         if c.beam_rank is not None:
             assert c.score == pytest.approx(c.beam_score, abs=1e-5)
-    with pytest.raises(infill.InputError, match="'cat sat' of lacuna 1 is not one whole word"):
+    with pytest.raises(infill.InputError, match="'cat sat' of lacuna 1 does not fit.*whole word"):
         infill.readings(bert, "the ___ mat", ["cat sat|cat"], gap="word")
 
 
@@ -241,6 +241,24 @@ def test_duplicates_are_scored_once(greek_char_dir):
     assert [x.text for x in r.lacunae[0]] == ["δήμω", "δάμω"]
     assert any("scored once" in n for n in r.notes)
 
+
+
+def test_a_texts_letter_sets_bind_the_readings_and_the_beam(greek_char_dir):
+    """``#[ηι]`` in the text limits the beam beside the readings, and a reading with another
+    letter there is one error; a reading inside the set gets the score of the same text with
+    the set given as ``letters``."""
+    model = infill.load_model(greek_char_dir, device="cpu")
+    r = infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["ημ|ιμ"], beam_size=8, top_k=8)
+    assert all(c.fills[0][0] in "ηι" for c in r.completions)
+    limited = infill.fill(model, "καὶ τῶι δ??ωι", gap=1, letters=[["ηι", None]], beam_size=8,
+                          top_k=8, marker="___")[0]
+    assert [c.fills for c in r.completions] == [c.fills for c in limited]
+    by_text = {c.text: c.score for c in limited}
+    for combo in r.combinations:
+        if combo.completion.text in by_text:
+            assert combo.score == pytest.approx(by_text[combo.completion.text], abs=1e-9)
+    with pytest.raises(infill.InputError, match="'αμ' of lacuna 1 does not fit.*#"):
+        infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["ημ|αμ"])
 
 # ---- the command line --------------------------------------------------------------------------
 def _run(*args):

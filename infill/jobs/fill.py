@@ -89,6 +89,15 @@ class FillRun:
         """The decoding options that run (resolved)."""
         return self.request.decode
 
+    @property
+    def ranks_lengths(self) -> bool:
+        """Whether some input ranks fills of several lengths (the request's gap, or an input's
+        own, a Leiden ``[c.5]``)."""
+        from infill.defaults import ranks_lengths
+        return ranks_lengths(self.request.gap) or any(
+            r.gap is not None and ranks_lengths(list(r.gap) if isinstance(r.gap, tuple) else r.gap)
+            for r in self.inputs)
+
     def batches(self) -> list[list[Input]]:
         """The inputs in batches of ``batch_size`` (each decoded in one call), the first input
         alone: its answer streams out within one input's time, however large the batches."""

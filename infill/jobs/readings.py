@@ -48,6 +48,8 @@ def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str =
     [read], _ = prepare(model, as_inputs([text]), request)
     if read.error is not None:
         raise InputError(read.error)
+    if read.letters is not None:                    # the text's #[...] sets bind readings too
+        request = request.replace(letters=read.letters)
     result = _score(model, read.text, cands, request, read.gap if gap is None else gap)
     result.input, result.model = text, name
     result.notes = [*read.notes, *result.notes]

@@ -120,7 +120,7 @@ def test_a_recommended_length_score_ranks_the_lengths_unless_one_is_chosen(recom
         assert same == (kind == "pll-gap")         # the two scores differ on this line
     assert auto.length_score == "pll-gap" and auto.defaults.values["length_score"] == "pll-gap"
     fixed = infill.fill_each(m, [TEXT], gap=1, top_k=5)[0]
-    assert "length_score" not in fixed.defaults.values          # one length: nothing ranked
+    assert "length_score" not in fixed.to_json()["config"]["defaults"]["options"]  # nothing ranked
     monkeypatch.setattr("infill_cli.status.interactive", lambda: True)
     r = CliRunner().invoke(main, ["run", "--json", "--model", str(d), TEXT])
     assert r.exit_code == 0, r.output
