@@ -476,3 +476,21 @@ def test_checkbox_sits_beside_its_label(cli_server, browser):
         words = browser.find_element(By.CSS_SELECTOR, "label.check span").rect
         assert 0 <= words["x"] - (box["x"] + box["width"]) <= 16, (box, words)
         assert abs(words["y"] - box["y"]) <= 16, (box, words)
+
+
+def test_page_restores_an_unclear_letter_when_asked(cli_server, browser):
+    """An underdotted letter is read as written (no gap: an error line), or, with the fill
+    form's "restore unclear letters" ticked, restored among its look-alikes (--unclear
+    restore): the decree's δήμωι."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    text = "ἔδοξε τῆι βουλῆι καὶ τῶι δ̣ήμωι"
+    _restore(browser, cli_server, text, 1100)
+    assert "error" in browser.find_element(By.ID, "status").get_attribute("class")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")
+    browser.find_element(By.ID, "fill-unclear").click()
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, WAIT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis"))
+    first = browser.find_element(By.CSS_SELECTOR, "#ranked li.hypothesis")
+    assert first.get_attribute("data-text").endswith("δήμωι")

@@ -450,10 +450,16 @@ function payload() {
   return body;
 }
 
+function fillPayload() {
+  const body = payload();               // and what only a fill takes: unclear letters restored
+  if ($("fill-unclear").checked) body.unclear = "restore";
+  return body;
+}
+
 async function submit(event) {
   event.preventDefault();
   if (state.busy) return;
-  const body = payload();
+  const body = fillPayload();
   if (!body.text.trim()) {
     setStatus("Type a text with at least one gap.", true);
     $("text").focus();
