@@ -103,7 +103,9 @@ SCRIPT = """import sys
 sys.path.insert(0, {here!r})
 from test_selectors import LastWords, TEXTS, _request
 from infill.bench import run_bench
+from infill.parallel import exit_process
 run_bench(_request(sys.argv[1]), sys.argv[2], selector=LastWords(TEXTS), progress=False)
+exit_process(0)
 """
 
 

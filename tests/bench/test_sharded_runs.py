@@ -105,9 +105,12 @@ def test_interrupted_bench_resumes_without_loss_or_duplicates(bert_dir, data, re
 
 NODE = """import os, sys
 os.chdir(os.path.join(sys.argv.pop(1), "node" + os.environ["RANK"]))
-from infill_cli.main import main
-main()
+from infill_cli.main import cli_entry
+cli_entry()
 """
+"""A rank on its own machine: the ``infill`` executable's entry point run in its own folder (its
+torchrun-safe exit included: the bare click group would leave the group's threads to the
+interpreter's teardown, which can abort a rank after its work is done)."""
 
 
 def test_bench_on_machines_without_a_shared_out_folder(bert_dir, data, reference):
