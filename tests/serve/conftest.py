@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -177,3 +179,38 @@ def cli_server(tmp_path_factory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+# Chromium must not try the network: no QUIC, no background services, a fresh profile
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                  "--hide-scrollbars", "--force-device-scale-factor=1"]
+PAGE_LOAD_TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium driven by selenium, one per test module; the test skips (with the
+    reason) where selenium, Chromium or its driver is absent (Debian: ``apt-get install
+    chromium chromium-driver``)."""
+    pytest.importorskip("selenium", reason="the browser test needs selenium (pip install selenium)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    binary = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
+                   if shutil.which(b)), None)
+    driver_path = shutil.which("chromedriver")
+    if binary is None or driver_path is None:
+        pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)")
+    profile = tempfile.mkdtemp(prefix="infill-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -9,46 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("uvicorn", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
-pytest.importorskip("selenium", reason="the browser test needs selenium (pip install selenium)")
-
-BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
-                if shutil.which(b)), None)
-DRIVER = shutil.which("chromedriver")
-if BROWSER is None or DRIVER is None:
-    pytest.skip("no headless Chromium here (apt-get install chromium chromium-driver)",
-                allow_module_level=True)
 
 ODYSSEY = "ἄνδρα μοι ἔννεπε, μ[..]σα, πολύτροπον, ὃς μάλα [.3]λὰ"
 ODYSSEY_READ = "ἄνδρα μοι ἔννεπε, μ??σα, πολύτροπον, ὃς μάλα ???λὰ"
 WAIT = 30
-# Chromium must not try the network: no QUIC, no background services, a fresh profile
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--force-device-scale-factor=1"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    profile = tempfile.mkdtemp(prefix="infill-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = BROWSER
-    for flag in FLAGS + [f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
-    driver.set_page_load_timeout(WAIT)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _save(driver, tmp_path: Path, name: str) -> Path:
