@@ -33,7 +33,7 @@ from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
-from infill.defaults import Defaults, resolve_fill
+from infill.defaults import Defaults, config_json, resolve_fill
 
 
 @dataclass(frozen=True)
@@ -258,14 +258,7 @@ class FillResult:
     def to_json(self) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
         carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
-        config = {} if self.config is None else self.config.to_json()
-        defaults = None if self.defaults is None else \
-            self.defaults.ranked(self.length_score is not None)
-        if defaults is not None and defaults.values:
-            config["defaults"] = defaults.to_json()
-        if self.length_score is not None:
-            config["length_score"] = self.length_score
-            config["length_beam"] = self.length_beam
+        config = config_json(self.config, self.defaults, self.length_score, self.length_beam)
         gap = list(self.gap) if isinstance(self.gap, tuple) else self.gap
         out = {"id": self.id, "input": self.input, "model": self.model, "config": config,
                "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,

@@ -22,7 +22,8 @@ from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
-           "resolve_length_score", "resolve_length_beam", "RANKING", "ranks_lengths"]
+           "resolve_length_score", "resolve_length_beam", "RANKING", "ranks_lengths",
+           "config_json"]
 
 DEFAULTS_FILE = "defaults.json"
 FIELDS = ("scorer", "order")
@@ -78,6 +79,24 @@ class Defaults:
             return self
         return Defaults({k: v for k, v in self.values.items() if k not in RANKING},
                         self.recommendation)
+
+
+def config_json(config, defaults: "Defaults | None", length_score: str | None = None,
+                length_beam: str | None = None) -> dict:
+    """A result's JSON ``config``: the decoding options that ran (``config``, a
+    :class:`~infill.config.DecodeConfig` or None), ``defaults`` ({options, source, why}) when some
+    took the model's recommendation, and -- where fills of several lengths were ranked
+    (``length_score`` not None) -- how (``length_score``, ``length_beam``)."""
+    out = {} if config is None else config.to_json()
+    ranked = length_score is not None
+    used = None if defaults is None else defaults.ranked(ranked)
+    if used is not None and used.values:
+        out["defaults"] = used.to_json()
+    if ranked:
+        out["length_score"] = length_score
+        if length_beam is not None:
+            out["length_beam"] = length_beam
+    return out
 
 
 RANKING = ("length_score", "length_beam")

@@ -66,15 +66,11 @@ class EditionResult:
     def config_json(self) -> dict:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
         model's recommendation, ``length_score`` when lacunae of uncertain length were ranked."""
-        config = self.config.to_json()
-        defaults = None if self.defaults is None else \
-            self.defaults.ranked(isinstance(self.request.gap, list))
-        if defaults is not None and defaults.values:
-            config["defaults"] = defaults.to_json()
-        if isinstance(self.request.gap, list):
-            config["length_score"] = self.request.length_score
-            config["length_beam"] = self.request.length_beam
-        return config
+        from infill.defaults import config_json
+        ranked = isinstance(self.request.gap, list)
+        return config_json(self.config, self.defaults,
+                           self.request.length_score if ranked else None,
+                           self.request.length_beam if ranked else None)
 
     def lacunae_json(self) -> list[dict]:
         """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""

@@ -125,13 +125,8 @@ class ReadingsResult:
 
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
-        config = {} if self.config is None else self.config.to_json()
-        defaults = None if self.defaults is None else \
-            self.defaults.ranked(self.length_score is not None)
-        if defaults is not None and defaults.values:
-            config["defaults"] = defaults.to_json()
-        if self.length_score is not None:
-            config["length_score"] = self.length_score
+        from infill.defaults import config_json
+        config = config_json(self.config, self.defaults, self.length_score)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": self.gap, "notes": self.notes, "error": self.error,
                 "lacunae": [{"lacuna": k, "readings": [r.to_json() for r in rs]}
