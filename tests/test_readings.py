@@ -248,15 +248,17 @@ def test_a_texts_letter_sets_bind_the_readings_and_the_beam(greek_char_dir):
     letter there is one error; a reading inside the set gets the score of the same text with
     the set given as ``letters``."""
     model = infill.load_model(greek_char_dir, device="cpu")
-    r = infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["ημ|ιμ"], beam_size=8, top_k=8)
-    assert all(c.fills[0][0] in "ηι" for c in r.completions)
     limited = infill.fill(model, "καὶ τῶι δ??ωι", gap=1, letters=[["ηι", None]], beam_size=8,
                           top_k=8, marker="___")[0]
+    given = [c.fills[0] for c in limited[:2]]                   # two fills the beam found
+    r = infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["|".join(given)], beam_size=8, top_k=8)
+    assert all(c.fills[0][0] in "ηι" for c in r.completions)
     assert [c.fills for c in r.completions] == [c.fills for c in limited]
-    by_text = {c.text: c.score for c in limited}
+    by_fill = {c.fills[0]: c.score for c in limited}
+    assert sorted(combo.readings[0] for combo in r.combinations) == sorted(given)
     for combo in r.combinations:
-        if combo.completion.text in by_text:
-            assert combo.score == pytest.approx(by_text[combo.completion.text], abs=1e-9)
+        assert combo.score == pytest.approx(by_fill[combo.readings[0]], abs=1e-9)
+        assert combo.beam_rank is not None
     with pytest.raises(infill.InputError, match="'αμ' of lacuna 1 does not fit.*#"):
         infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["ημ|αμ"])
 
