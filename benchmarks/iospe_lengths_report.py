@@ -14,9 +14,10 @@ bootstrap, 95%).
 
 ``--per-class N`` samples N supplements (seed 0) of each length class (0: all). Every model's
 restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
-baseline is decoded once; ``--memory off`` loads a model with its phrase memory and word pairs
-left out (the shipped model before issue 35); ``--phrases`` / ``--pairs`` / ``--order`` give it
-files or an order of mixing of one's own (choices on the validation split). With
+baseline is decoded once; ``--memory off`` loads a model with its phrase memory, word pairs and
+names left out (the shipped model before issue 35); ``--phrases`` / ``--pairs`` / ``--names`` /
+``--order`` give it files or an order of mixing of one's own (choices on the validation split;
+``--names`` mixes the names after the word pairs unless ``--order`` says otherwise). With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
 from __future__ import annotations
@@ -57,7 +58,8 @@ def chosen_tasks(split: str, per_class: int) -> list:
 
 
 def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
-            phrases: Path | None = None, pairs: Path | None = None, order: str = "") -> dict:
+            phrases: Path | None = None, pairs: Path | None = None, order: str = "",
+            names: Path | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = {}
     if cache.is_file():
@@ -68,7 +70,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
     if todo:
         model = infill.load_model(model_name, device="cpu")
         if memory == "off":
-            model.phrases = model.pairs = None
+            model.phrases = model.pairs = model.names = None
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
@@ -77,6 +79,8 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
         if pairs is not None and memory != "off":
             from infill.models.phrases import load_pairs
             model.pairs = load_pairs(pairs, model.alphabet, model.lexicon)
+        if names is not None and memory != "off":
+            give_names(model, names, order)
         t0 = time.perf_counter()
         with cache.open("a", encoding="utf-8") as f:
             for k, t in enumerate(todo):
@@ -89,6 +93,18 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
                     print(f"  {model_name}: {k + 1}/{len(todo)} "
                           f"({time.perf_counter() - t0:.0f} s)", flush=True)
     return done
+
+
+def give_names(model, path: Path, order: str) -> None:
+    """Give ``model`` the names of ``path`` (a names.tsv), mixed after the word pairs unless
+    ``order`` says otherwise, and its lexicon the names it lacks."""
+    from infill.models.names import load_names, with_names
+
+    model.names = load_names(path, model.alphabet, model.pairs)
+    if not order:
+        model.mixed = ("lexicon", "pairs", "names", "phrases")
+    if "names" in model.mixed:
+        model.lexicon = with_names(model.lexicon, model.names)
 
 
 def key(task) -> str:
@@ -180,9 +196,12 @@ def main() -> None:
     ap.add_argument("--phrases", type=Path, default=None,
                     help="a phrases.safetensors to give the model instead of its own")
     ap.add_argument("--order", default="", help="the order of the mixtures (default the "
-                    "model's: lexicon,pairs,phrases)")
+                    "model's: lexicon,pairs,names,phrases)")
     ap.add_argument("--pairs", type=Path, default=None,
                     help="a pairs.tsv to give the model instead of its own")
+    ap.add_argument("--names", type=Path, default=None,
+                    help="a names.tsv to give the model (mixed after the word pairs unless "
+                    "--order says otherwise)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -190,7 +209,7 @@ def main() -> None:
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
-                  args.beam, args.phrases, args.pairs, args.order)
+                  args.beam, args.phrases, args.pairs, args.order, args.names)
     old = restore(args.baseline, args.baseline_memory, tasks,
                   args.out / f"{tag(args.baseline, args.baseline_memory)}.{args.split}.jsonl",
                   args.beam)

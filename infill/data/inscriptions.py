@@ -19,8 +19,8 @@ from infill.data.epidoc import Edition, read_edition
 from infill.data.epidoc_corpus import corpus_files, split_files
 from infill.data.greek import normalize
 
-__all__ = ["MixedExamples", "inscription_text", "iospe_split", "mixed_examples", "pack",
-           "training_texts"]
+__all__ = ["MixedExamples", "NAME_TAGS", "edition_names", "inscription_text", "iospe_split",
+           "mixed_examples", "pack", "training_names", "training_texts"]
 
 
 def inscription_text(edition: Edition) -> str:
@@ -45,6 +45,66 @@ def training_texts(files: list[Path]) -> list[str]:
         if any(c.isalpha() for c in t):
             texts.append(t)
     return texts
+
+
+# ---- the names an edition marks (issue 35) ------------------------------------------------------
+NAME_TAGS = ("persName", "name", "placeName")
+"""The EpiDoc elements read as names, besides ``<rs type="month">`` (IOSPE marks no other
+``<rs>`` in its editions)."""
+
+
+def _is_name(el) -> bool:
+    from infill.data.epidoc import _local
+
+    if not isinstance(el.tag, str):
+        return False
+    tag = _local(el.tag)
+    return tag in NAME_TAGS or (tag == "rs" and el.get("type") == "month")
+
+
+def edition_names(edition: Edition) -> list[str]:
+    """The words of the names the edition marks (``<persName>``, ``<name>``, ``<placeName>``,
+    ``<rs type="month">``), each as the training text has it: the editor's supplements read as
+    text, normalized (:func:`infill.data.greek.normalize`); a ``<persName>`` holding ``<name>``
+    gives those only (not its titles); only a word that is a whole word of the edition's training
+    text (:func:`inscription_text`, as the lexicon reads it) -- not a fragment beside a gap."""
+    from infill.data.epidoc import TEI, _Reader, _local, _render
+    from infill.data.greek import GREEK
+    from infill.models.lexicon import word_weights
+
+    whole = word_weights([inscription_text(edition)], GREEK)
+    out = []
+    for el in edition.div.iter(f"{{{TEI}}}*"):
+        if not _is_name(el) or any(_is_name(a) for a in el.iterancestors()):
+            continue
+        parts = [el]
+        if _local(el.tag) == "persName":
+            parts = list(el.iter(f"{{{TEI}}}name")) or parts
+        for part in parts:
+            reader = _Reader([], edition.path)
+            reader.element_content(part)
+            text = _render(reader.atoms, reader.lacunae, lambda lac: "text").text
+            words = normalize(text, unknown=True).translate(
+                str.maketrans("", "", GREEK.punctuation)).split()
+            out += [w for w in words if len(w) > 1 and w in whole]
+    return out
+
+
+def training_names(files: list[Path], share: float = 0.5) -> dict[str, int]:
+    """How often each name word (:func:`edition_names`) is marked in the editions ``files``,
+    for the words marked as names in at least ``share`` of their occurrences in the editions'
+    training texts (an article or a καί inside a ``<placeName>`` is no name)."""
+    from collections import Counter
+
+    from infill.data.greek import GREEK
+    from infill.models.lexicon import word_weights
+
+    marked, every = Counter(), Counter()
+    for f in files:
+        edition = read_edition(f, require_text=False)
+        marked.update(edition_names(edition))
+        every.update(word_weights([inscription_text(edition)], GREEK))
+    return {w: c for w, c in marked.items() if c >= share * every[w]}
 
 
 def iospe_split(folder: str | Path) -> dict[str, list[Path]]:

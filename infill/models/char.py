@@ -33,6 +33,7 @@ from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
+from infill.models.names import NAMES_FILE, load_names, with_names
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
@@ -251,6 +252,10 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         wrapped.lexicon = load_lexicon(path / LEXICON_FILE, alphabet)
     if (path / PAIRS_FILE).is_file() and wrapped.lexicon is not None:
         wrapped.pairs = load_pairs(path / PAIRS_FILE, alphabet, wrapped.lexicon)
+    if (path / NAMES_FILE).is_file() and wrapped.pairs is not None:
+        wrapped.names = load_names(path / NAMES_FILE, alphabet, wrapped.pairs)
+        if "names" in wrapped.mixed:
+            wrapped.lexicon = with_names(wrapped.lexicon, wrapped.names)
     if (path / PHRASES_FILE).is_file():
         wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
     return wrapped
@@ -267,8 +272,10 @@ class CharMaskedLM(MaskedLM):
 
     With a ``lexicon.tsv`` in its directory, q is the network's mixed with the lexicon's word
     marginals (:mod:`infill.models.lexicon`); with a ``pairs.tsv`` beside it, then with the
-    words seen beside a word's neighbours, and with a ``phrases.safetensors``, last with its
-    phrase memory (:mod:`infill.models.phrases`).
+    words seen beside a word's neighbours, with a ``names.tsv`` (and ``pairs.tsv``) the names
+    as a class (:mod:`infill.models.names`; loaded, but mixed only while ``"names"`` is in
+    :attr:`mixed`), and with a ``phrases.safetensors``, last with its phrase memory
+    (:mod:`infill.models.phrases`).
     """
 
     supports_logits = True
@@ -276,7 +283,8 @@ class CharMaskedLM(MaskedLM):
     lexicon = None
     pairs = None
     phrases = None
-    mixed = ("lexicon", "pairs", "phrases")     # the order they are mixed into q
+    names = None
+    mixed = ("lexicon", "pairs", "names", "phrases")    # the order they are mixed into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):
@@ -335,7 +343,7 @@ class CharMaskedLM(MaskedLM):
     def logits(self, input_ids, attention_mask, positions):
         """The network's scores; with a lexicon, word pairs or a phrase memory, the mixture's
         log q (it has no unnormalized form)."""
-        if any(p is not None for p in (self.lexicon, self.pairs, self.phrases)):
+        if any(getattr(self, name) is not None for name in self.mixed):
             return self.log_probs(input_ids, attention_mask, positions)
         return self._scores(input_ids, attention_mask, positions)
 

@@ -123,17 +123,10 @@ class WordLexicon:
         return self._cache[key]
 
     def _marginal(self, word: np.ndarray, offset: int) -> tuple[np.ndarray, float]:
-        m = np.zeros(self.vocab_size)
-        known = np.nonzero(np.isin(word, self.letter_ids))[0]
-        if not len(known) or len(word) not in self.words:
-            return m, 0.0
-        table, weights = self.words[len(word)], self.weights[len(word)]
-        match = np.all(table[:, known] == word[known], axis=1)
-        n = float(weights[match].sum())
-        if n > 0:
-            np.add.at(m, table[match, offset], weights[match])
-            m /= n
-        return m, n
+        if not np.isin(word, self.letter_ids).any() or len(word) not in self.words:
+            return np.zeros(self.vocab_size), 0.0
+        return matching(self.words[len(word)], self.weights[len(word)], word, offset,
+                        self.letter_ids, self.vocab_size)
 
     def save(self, path: Path, alphabet) -> None:
         """Write ``lexicon.tsv`` (heaviest words first)."""
@@ -177,26 +170,59 @@ def build_lexicon(weights: dict[str, float], alphabet, beta: float) -> WordLexic
                        np.array([alphabet.unk_id]), alphabet.n_outputs, float(beta))
 
 
+def read_headed(path: Path, what: str, header: str, alphabet, kind: str = "",
+                fields: str = "") -> tuple[dict, str]:
+    """(header, body) of a file beside a character model whose first line is ``header {json}``
+    and whose rest is rows (the lexicon, the word pairs, the names): read bounded and as UTF-8,
+    the JSON's ``beta`` (a positive number) and ``letters`` (the model's) checked: one
+    ModelLoadError naming the file and line when it is not such a file (``kind`` names it
+    there, ``fields`` the header's further fields)."""
+    from infill.data.files import parse_json, read_bytes
+    from infill.errors import InputError
+
+    try:
+        text = read_bytes(path, what).decode("utf-8")
+    except (InputError, UnicodeDecodeError) as e:
+        raise ModelLoadError(f"{path}: cannot read the {what} ({type(e).__name__})") from None
+    first, _, body = text.partition("\n")
+    try:
+        assert first.startswith(header + " ")
+        head = parse_json(first[len(header) + 1:], f"{path}:1")    # bounded: no RecursionError
+        head["beta"] = float(head["beta"])
+        assert 0 < head["beta"] < float("inf") and head["letters"] == alphabet.letters
+    except (AssertionError, InputError, ValueError, KeyError, TypeError, OverflowError,
+            AttributeError):
+        raise header_error(path, kind or what, header, fields) from None
+    return head, body
+
+
+def header_error(path: Path, kind: str, header: str, fields: str = "") -> ModelLoadError:
+    """The one line for a file beside a model whose header is not one for this model."""
+    return ModelLoadError(f"{path}:1: not an infill {kind} for this model's alphabet (a header "
+                          f"'{header} {{\"beta\": ..., \"letters\": ...{fields}}}')")
+
+
+def matching(table: np.ndarray, weights: np.ndarray, word: np.ndarray, offset: int,
+             letters: np.ndarray, vocab_size: int) -> tuple[np.ndarray, float]:
+    """(m [V], n) of the words ``table`` [N, len(word)] weighing ``weights`` [N] that agree
+    with every letter of ``word`` (input ids; any other id a wildcard): n their total weight,
+    m(x) the weight of those with x at ``offset`` over n (zero when n = 0)."""
+    m = np.zeros(vocab_size)
+    known = np.nonzero(np.isin(word, letters))[0]
+    match = np.all(table[:, known] == word[known], axis=1)
+    total = float(weights[match].sum())
+    if total > 0:
+        np.add.at(m, table[match, offset], weights[match])
+        m /= total
+    return m, total
+
+
 def load_lexicon(path: Path, alphabet) -> WordLexicon:
     """Read and check ``lexicon.tsv``: one line naming the file and line when it is wrong."""
     import re
 
-    from infill.data.files import parse_json, read_bytes
-    from infill.errors import InputError
-
-    try:                    # bounded, and UTF-8 as the lexicon is written
-        text = read_bytes(path, "lexicon").decode("utf-8")
-    except (InputError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: cannot read the lexicon ({type(e).__name__})") from None
-    first, _, body = text.partition("\n")
-    try:
-        assert first.startswith(HEADER + " ")
-        head = parse_json(first[len(HEADER) + 1:], f"{path}:1")     # bounded: no RecursionError
-        beta = float(head["beta"])
-        assert 0 < beta < float("inf") and head["letters"] == alphabet.letters
-    except (AssertionError, InputError, ValueError, KeyError, TypeError, OverflowError):
-        raise ModelLoadError(f"{path}:1: not an infill lexicon for this model's alphabet "
-                             f"(a header '{HEADER} {{\"beta\": ..., \"letters\": ...}}')") from None
+    head, body = read_headed(path, "lexicon", HEADER, alphabet)
+    beta = head["beta"]
     rows = body.splitlines()
     line = f"[{re.escape(alphabet.letters)}]+\t[0-9.eE+-]+"
     if not re.fullmatch(f"(?:{line}\n)*(?:{line})?", "\n".join(rows)):

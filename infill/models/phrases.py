@@ -31,9 +31,9 @@ exactly the corpus memory's mixture (:func:`infill.models.memory.mix_rows`), so 
 where no level's context was seen q' = q. The levels are mixed in the order they are listed;
 training writes them shorter total context first, so the longest has the last word:
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
-data/README.md). The phrase memory is mixed last, after the lexicon and the word pairs
+data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
-``pairs.tsv``).
+``pairs.tsv``) and the names (:mod:`infill.models.names`, the same mechanism over a class).
 
 On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 :func:`load_phrases`); a user adds formulae or names in ``phrases.txt`` beside it, one a line
@@ -49,6 +49,7 @@ import numpy as np
 import torch
 
 from infill.errors import ModelLoadError
+from infill.models.lexicon import matching, read_headed
 from infill.models.memory import _context, context_keys, mix_rows, outside_class
 
 __all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs", "pair_counts",
@@ -386,51 +387,55 @@ class WordPairs:
         for r in range(R):
             for j in range(P):
                 if end[r, j] > start[r, j]:
-                    m, n = self.marginal(ids[r], int(start[r, j]), int(end[r, j]),
-                                         int(pos[r, j]))
-                    if n > 0:
-                        found.append((r * P + j, m, n))
+                    m, lam = self.share(ids[r], int(start[r, j]), int(end[r, j]),
+                                        int(pos[r, j]))
+                    if lam > 0:
+                        found.append((r * P + j, m, lam))
         if not found:
             return logq
-        n = np.array([n for _, _, n in found])
-        lam = n / (n + self.beta)
+        lam = np.array([lam for _, _, lam in found])
         mixture = lam[:, None] * np.stack([m for _, m, _ in found])
         return mix_rows(logq, np.array([i for i, _, _ in found]), mixture, 1 - lam,
                         self.lexicon._special)
 
-    def marginal(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
-        """(m [V], n) at t of the word ids[start:end] from its neighbour words."""
+    def share(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
+        """(m [V], λ) at t of the word ids[start:end]: λ = n / (n + β), 0 when n = 0."""
+        m, n = self.marginal(ids, start, end, t)
+        return m, (n / (n + self.beta) if n > 0 else 0.0)
+
+    def neighbours(self, ids: np.ndarray, start: int, end: int
+                   ) -> tuple[bytes | None, bytes | None]:
+        """The letter ids (bytes) of the word one space left of ids[start:end] and of the one
+        one space right of it, each None when there is none whose letters are all known."""
         letters = self.lexicon.letter_ids
         space = self.space_id
-        n_letters = end - start
-        pools = []
+        left = right = None
         if start >= 2 and ids[start - 1] == space:
             a = start - 1
             while a > 0 and ids[a - 1] in letters:
                 a -= 1
             if a < start - 1 and (a == 0 or ids[a - 1] not in letters):
-                pools.append(self.before.get((bytes(ids[a:start - 1].astype(np.uint8)),
-                                              n_letters)))
+                left = bytes(ids[a:start - 1].astype(np.uint8))
         if end + 1 < len(ids) and ids[end] == space:
             b = end + 1
             while b < len(ids) and ids[b] in letters:
                 b += 1
             if b > end + 1:
-                pools.append(self.after.get((bytes(ids[end + 1:b].astype(np.uint8)), n_letters)))
+                right = bytes(ids[end + 1:b].astype(np.uint8))
+        return left, right
+
+    def marginal(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
+        """(m [V], n) at t of the word ids[start:end] from its neighbour words."""
+        n_letters = end - start
+        left, right = self.neighbours(ids, start, end)
+        pools = [] if left is None else [self.before.get((left, n_letters))]
+        pools += [] if right is None else [self.after.get((right, n_letters))]
         pools = [p for p in pools if p is not None]
-        m = np.zeros(self.lexicon.vocab_size)
         if not pools:
-            return m, 0.0
-        table = np.concatenate([p[0] for p in pools])
-        weights = np.concatenate([p[1] for p in pools])
-        word = ids[start:end]
-        known = np.nonzero(np.isin(word, letters))[0]
-        match = np.all(table[:, known] == word[known], axis=1)
-        total = float(weights[match].sum())
-        if total > 0:
-            np.add.at(m, table[match, t - start], weights[match])
-            m /= total
-        return m, total
+            return np.zeros(self.lexicon.vocab_size), 0.0
+        return matching(np.concatenate([p[0] for p in pools]),
+                        np.concatenate([p[1] for p in pools]), ids[start:end], t - start,
+                        self.lexicon.letter_ids, self.lexicon.vocab_size)
 
     def save(self, path: Path, alphabet) -> None:
         """Write ``pairs.tsv``: a header, then ``first<TAB>second<TAB>count`` lines."""
@@ -483,23 +488,8 @@ def build_pairs(counts: dict[tuple[str, str], float], alphabet, lexicon,
 def load_pairs(path: Path, alphabet, lexicon) -> WordPairs:
     """Read and check ``pairs.tsv``: one ModelLoadError naming the file and line when it is
     wrong."""
-    from infill.data.files import parse_json, read_bytes
-    from infill.errors import InputError
-
-    try:
-        text = read_bytes(path, "word pairs").decode("utf-8")
-    except (InputError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: cannot read the word pairs ({type(e).__name__})") from None
-    first, _, body = text.partition("\n")
-    try:
-        assert first.startswith(PAIRS_HEADER + " ")
-        head = parse_json(first[len(PAIRS_HEADER) + 1:], f"{path}:1")
-        beta = float(head["beta"])
-        assert 0 < beta < float("inf") and head["letters"] == alphabet.letters
-    except (AssertionError, InputError, ValueError, KeyError, TypeError, OverflowError):
-        raise ModelLoadError(f"{path}:1: not an infill word-pair file for this model's alphabet "
-                             f"(a header '{PAIRS_HEADER} {{\"beta\": ..., \"letters\": ...}}')"
-                             ) from None
+    head, body = read_headed(path, "word pairs", PAIRS_HEADER, alphabet, "word-pair file")
+    beta = head["beta"]
     word = f"[{re.escape(alphabet.letters)}]+"
     line = re.compile(f"({word})\t({word})\t([0-9]{{1,12}}(?:\\.[0-9]{{0,6}})?)")
     counts: dict[tuple[str, str], float] = {}

@@ -12,7 +12,8 @@ character model's weights where the shapes agree.
 
 Beside the weights a run writes the lexicon of its training split's words (``lexicon.tsv``,
 :mod:`infill.models.lexicon`) and the phrase memory of its training inscriptions
-(``phrases.safetensors``, :mod:`infill.models.phrases`).
+(``phrases.safetensors``, :mod:`infill.models.phrases`); with inscriptions, also the names of the
+training editions and the literary corpus (``names.tsv``, :mod:`infill.models.names`).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
 
-__all__ = ["GreekFamily", "train", "write_lexicon", "write_phrases"]
+__all__ = ["GreekFamily", "train", "write_lexicon", "write_names", "write_phrases"]
 
 PHRASE_CHARS = 2_000_000
 """Without inscriptions, the phrase memory holds at most this many characters of training
@@ -77,6 +78,7 @@ class GreekFamily(Family):
         self._maskable[[GREEK.index[c] for c in GREEK.text_chars]] = True
 
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
+        self.corpus = corpus
         if self.inscriptions is None:
             examples = greek_examples(corpus, self.config.max_length).examples
             texts = [GREEK.decode(e) for e in examples]
@@ -141,6 +143,10 @@ class GreekFamily(Family):
                 texts.append(GREEK.decode(i for i in ex if i < GREEK.n_outputs))
                 size += len(texts[-1])
         write_phrases(Path(out), texts)
+        if self.mix is not None:
+            from infill.data.inscriptions import iospe_split
+
+            write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus)
 
     def describe(self) -> dict:
         extra = {} if self.inscriptions is None else {
@@ -169,6 +175,20 @@ def write_phrases(out: Path, texts: list[str]) -> Path:
     build_phrases(texts, GREEK).save(out / PHRASES_FILE, GREEK)
     build_pairs(pair_counts(texts, GREEK), GREEK, None).save(out / PAIRS_FILE, GREEK)
     return out / PHRASES_FILE
+
+
+def write_names(out: Path, files: list[Path], corpus) -> Path:
+    """``out/names.tsv``: the names the editions ``files`` (the training inscriptions) mark,
+    source ``iospe``, and the capitalised words of the literary ``corpus``, source ``literary``
+    (:mod:`infill.models.names`), at the weights chosen on the IOSPE validation split."""
+    from infill.data.files import read_lines
+    from infill.data.inscriptions import training_names
+    from infill.models.names import NAMES_FILE, literary_names, save_names
+
+    entries = {(w, "iospe"): float(c) for w, c in training_names(files).items()}
+    entries.update({(w, "literary"): float(c) for w, c in
+                    literary_names(read_lines(corpus, "corpus")).items()})
+    return save_names(out / NAMES_FILE, entries, GREEK)
 
 
 def init_weights(model: CharTransformer, source: str) -> None:
