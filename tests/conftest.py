@@ -8,6 +8,24 @@ WORDS = ["the", "cat", "sat", "on", "mat", "dog"]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cpu",
+                     help="where the shared tiny models and the device-path tests "
+                          "(tests/models/test_device.py) run: cpu (default), cuda or cuda:N")
+
+
+def pytest_configure(config):
+    device = config.getoption("--device")
+    if device != "cpu" and not (device.startswith("cuda") and torch.cuda.is_available()):
+        raise pytest.UsageError(f"--device {device}: CUDA is not available here")
+
+
+@pytest.fixture(scope="session")
+def device(request) -> str:
+    """The ``--device`` the suite was asked to run its device paths on."""
+    return request.config.getoption("--device")
+
+
 def _tokenizer():
     from transformers import BertTokenizerFast
     vocab = {t: i for i, t in enumerate(SPECIALS + WORDS + ["##s"])}
@@ -48,15 +66,15 @@ def distilbert_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def bert(bert_dir):
+def bert(bert_dir, device):
     import infill
-    return infill.load_model(bert_dir, device="cpu")
+    return infill.load_model(bert_dir, device=device)
 
 
 @pytest.fixture(params=["bert", "distilbert"], scope="session")
-def tiny_model(request, bert_dir, distilbert_dir):
+def tiny_model(request, bert_dir, distilbert_dir, device):
     import infill
-    return infill.load_model(bert_dir if request.param == "bert" else distilbert_dir, device="cpu")
+    return infill.load_model(bert_dir if request.param == "bert" else distilbert_dir, device=device)
 
 
 @pytest.fixture
