@@ -16,8 +16,10 @@ bootstrap, 95%).
 restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
 baseline is decoded once; ``--memory off`` loads a model with its phrase memory, word pairs and
 names left out (the shipped model before issue 35); ``--phrases`` / ``--pairs`` / ``--names`` /
-``--order`` give it files or an order of mixing of one's own (choices on the validation split;
-``--names`` mixes the names after the word pairs unless ``--order`` says otherwise). With
+``--mixtures`` give it files or an order of mixing of one's own (choices on the validation split;
+``--names`` mixes the names after the word pairs unless ``--mixtures`` says otherwise);
+``--order`` decodes in another order than the model's default (``any-order``:
+``results/iospe_orders.md``). With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
 from __future__ import annotations
@@ -58,8 +60,8 @@ def chosen_tasks(split: str, per_class: int) -> list:
 
 
 def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
-            phrases: Path | None = None, pairs: Path | None = None, order: str = "",
-            names: Path | None = None) -> dict:
+            phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
+            names: Path | None = None, order: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = {}
     if cache.is_file():
@@ -74,17 +76,18 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
-        if order:
-            model.mixed = tuple(order.split(","))
+        if mixtures:
+            model.mixed = tuple(mixtures.split(","))
         if pairs is not None and memory != "off":
             from infill.models.phrases import load_pairs
             model.pairs = load_pairs(pairs, model.alphabet, model.lexicon)
         if names is not None and memory != "off":
-            give_names(model, names, order)
+            give_names(model, names, mixtures)
         t0 = time.perf_counter()
         with cache.open("a", encoding="utf-8") as f:
             for k, t in enumerate(todo):
-                comps = infill.fill(model, t.text, gap=1, marker="?", beam_size=beam, top_k=10)[0]
+                comps = infill.fill(model, t.text, gap=1, marker="?", beam_size=beam, top_k=10,
+                                    order=order)[0]
                 done[key(t)] = [letters(c) for c in comps]
                 f.write(json.dumps({"key": key(t), "fills": done[key(t)]},
                                    ensure_ascii=False) + "\n")
@@ -95,13 +98,13 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
     return done
 
 
-def give_names(model, path: Path, order: str) -> None:
+def give_names(model, path: Path, mixtures: str) -> None:
     """Give ``model`` the names of ``path`` (a names.tsv), mixed after the word pairs unless
-    ``order`` says otherwise, and its lexicon the names it lacks."""
+    ``mixtures`` says otherwise, and its lexicon the names it lacks."""
     from infill.models.names import load_names, with_names
 
     model.names = load_names(path, model.alphabet, model.pairs)
-    if not order:
+    if not mixtures:
         model.mixed = ("lexicon", "pairs", "names", "phrases")
     if "names" in model.mixed:
         model.lexicon = with_names(model.lexicon, model.names)
@@ -195,13 +198,14 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="the new model's cache name")
     ap.add_argument("--phrases", type=Path, default=None,
                     help="a phrases.safetensors to give the model instead of its own")
-    ap.add_argument("--order", default="", help="the order of the mixtures (default the "
+    ap.add_argument("--order", default=None, help="the decoding order (default the model's)")
+    ap.add_argument("--mixtures", default="", help="the order of the mixtures (default the "
                     "model's: lexicon,pairs,names,phrases)")
     ap.add_argument("--pairs", type=Path, default=None,
                     help="a pairs.tsv to give the model instead of its own")
     ap.add_argument("--names", type=Path, default=None,
                     help="a names.tsv to give the model (mixed after the word pairs unless "
-                    "--order says otherwise)")
+                    "--mixtures says otherwise)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -209,7 +213,7 @@ def main() -> None:
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
-                  args.beam, args.phrases, args.pairs, args.order, args.names)
+                  args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order)
     old = restore(args.baseline, args.baseline_memory, tasks,
                   args.out / f"{tag(args.baseline, args.baseline_memory)}.{args.split}.jsonl",
                   args.beam)
