@@ -69,8 +69,7 @@ def edition_names(edition: Edition) -> list[str]:
     gives those only (not its titles); only a word that is a whole word of the edition's training
     text (:func:`inscription_text`, as the lexicon reads it) -- not a fragment beside a gap."""
     from infill.data.epidoc import TEI, _Reader, _local, _render
-    from infill.data.greek import GREEK
-    from infill.models.lexicon import word_weights
+    from infill.data.greek import GREEK, word_weights
 
     whole = word_weights([inscription_text(edition)], GREEK)
     out = []
@@ -96,8 +95,7 @@ def training_names(files: list[Path], share: float = 0.5) -> dict[str, int]:
     training texts (an article or a καί inside a ``<placeName>`` is no name)."""
     from collections import Counter
 
-    from infill.data.greek import GREEK
-    from infill.models.lexicon import word_weights
+    from infill.data.greek import GREEK, word_weights
 
     marked, every = Counter(), Counter()
     for f in files:

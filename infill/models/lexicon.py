@@ -37,13 +37,13 @@ add words (a list of personal names, say) with a text editor.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from infill.data.greek import word_weights
 from infill.errors import ModelLoadError
 from infill.models.memory import mix_rows
 
@@ -136,18 +136,6 @@ class WordLexicon:
         head = json.dumps({"beta": self.beta, "letters": alphabet.letters}, ensure_ascii=False)
         lines = [f"{HEADER} {head}"] + [f"{word}\t{w:g}" for w, word in rows]
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def word_weights(texts, alphabet) -> Counter:
-    """How often each word of ``texts`` (normalized) occurs: a maximal run of ``alphabet``'s
-    letters that touches no missing, unknown or to-restore character (as
-    :class:`WordLexicon` reads the input)."""
-    import re
-
-    letters = re.escape(alphabet.letters)
-    near = letters + re.escape(alphabet.missing + alphabet.unk + alphabet.mask)
-    word = re.compile(f"(?<![{near}])[{letters}]+(?![{near}])")
-    return Counter(w for t in texts for w in word.findall(t))
 
 
 def build_lexicon(weights: dict[str, float], alphabet, beta: float) -> WordLexicon:
