@@ -164,8 +164,8 @@ def build_names(entries: dict[tuple[str, str], float], alphabet, pairs: WordPair
             totals[size][1] += n
     rates = {size: k / n for size, (k, n) in totals.items() if n > 0}
     return NameClass(pairs.before, pairs.after, pairs.lexicon, float(beta), alphabet.space_id,
-                     names, ahead, _class_counts(pairs.after, members), members, float(prior),
-                     rates)
+                     names=names, ahead=ahead, behind=_class_counts(pairs.after, members),
+                     members=members, prior=float(prior), rates=rates)
 
 
 def _class_counts(pools: dict, members: frozenset) -> dict:

@@ -42,14 +42,14 @@ On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from infill.errors import ModelLoadError
-from infill.models.lexicon import matching, read_headed
+from infill.models.lexicon import header_error, matching, read_headed
 from infill.models.memory import _context, context_keys, mix_rows, outside_class
 
 __all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs", "pair_counts",
@@ -353,6 +353,10 @@ def _check(m: PhraseMemory, path: Path, alphabet) -> None:
 # ---- whole lost words: the words seen beside a word's neighbours -------------------------------
 PAIRS_FILE = "pairs.tsv"
 PAIRS_BETA = 1.0
+PAIRS_PRIOR = 0.5
+"""γ: the word pairs' weight at the first letter of a whole lost word with no surviving
+neighbour, where the words of its length speak by how often they stand in the pairs (chosen on
+the IOSPE validation split: 0.25, 0.5, 0.8)."""
 PAIRS_HEADER = "#infill-pairs"
 
 
@@ -368,13 +372,19 @@ class WordPairs:
     each weighing c(w, v) + c(v, w'), that agree with its known letters (none need be known: a
     whole lost word); with n their total weight, m(x) the weight of those with x at t over n and
     λ = n / (n + β), the lexicon's mixture q'(x) = S · λ m(x) + (1 − λ) q(x) off the unknown
-    symbol and ``-``."""
+    symbol and ``-``.
+
+    A whole lost word neither of whose neighbour words survives has no pairs to go by; at its
+    first letter (no letter of the word known yet) ``lengths[n]`` speaks instead -- the words of
+    its length weighing how often they stand in the pairs -- with λ = γ (``prior``)."""
 
     before: dict
     after: dict
     lexicon: object                    # a WordLexicon: the model's word boundaries and letters
     beta: float
     space_id: int
+    prior: float = 0.0                 # γ of the length prior (0: off, as files before it)
+    lengths: dict = field(default_factory=dict)      # {n: (letter ids [N, n], counts [N])}
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
             ) -> torch.Tensor:
@@ -399,9 +409,20 @@ class WordPairs:
                         self.lexicon._special)
 
     def share(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
-        """(m [V], λ) at t of the word ids[start:end]: λ = n / (n + β), 0 when n = 0."""
+        """(m [V], λ) at t of the word ids[start:end]: λ = n / (n + β); where no neighbour
+        survives, at a word that keeps no letter, the length prior's with λ = γ; else 0."""
         m, n = self.marginal(ids, start, end, t)
-        return m, (n / (n + self.beta) if n > 0 else 0.0)
+        if n > 0:
+            return m, n / (n + self.beta)
+        word = ids[start:end]
+        if self.prior <= 0 or len(word) not in self.lengths or \
+                np.isin(word, self.lexicon.letter_ids).any() or \
+                self.neighbours(ids, start, end) != (None, None):
+            return m, 0.0
+        table, counts = self.lengths[len(word)]
+        m, n = matching(table, counts, word, t - start, self.lexicon.letter_ids,
+                        self.lexicon.vocab_size)
+        return m, (self.prior if n > 0 else 0.0)
 
     def neighbours(self, ids: np.ndarray, start: int, end: int
                    ) -> tuple[bytes | None, bytes | None]:
@@ -445,7 +466,8 @@ class WordPairs:
         for (w, n), (table, counts) in self.before.items():
             for v, c in zip(table, counts):
                 rows[(alphabet.decode(w), alphabet.decode(bytes(v)))] = c
-        head = json.dumps({"beta": self.beta, "letters": alphabet.letters}, ensure_ascii=False)
+        head = json.dumps({"beta": self.beta, "letters": alphabet.letters, "prior": self.prior},
+                          ensure_ascii=False)
         lines = [f"{PAIRS_HEADER} {head}"] + [f"{a}\t{b}\t{_count(c)}" for (a, b), c in
                                                sorted(rows.items(), key=lambda r: (-r[1], r[0]))]
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -470,26 +492,39 @@ def pair_counts(texts: list[str], alphabet) -> dict[tuple[str, str], float]:
 
 
 def build_pairs(counts: dict[tuple[str, str], float], alphabet, lexicon,
-                beta: float = PAIRS_BETA) -> WordPairs:
+                beta: float = PAIRS_BETA, prior: float = PAIRS_PRIOR) -> WordPairs:
     """The :class:`WordPairs` of ``counts`` ((first, second) -> count) for ``lexicon``'s
     model."""
     before: dict = {}
     after: dict = {}
+    single: dict = {}
     for (a, b), c in counts.items():
         ia, ib = bytes(alphabet.encode(a)), bytes(alphabet.encode(b))
         before.setdefault((ia, len(b)), []).append((ib, c))
         after.setdefault((ib, len(a)), []).append((ia, c))
+        single[ia] = single.get(ia, 0.0) + c
+        single[ib] = single.get(ib, 0.0) + c
+    lengths: dict = {}
+    for w, c in single.items():
+        lengths.setdefault(len(w), []).append((w, c))
     def pack(d: dict) -> dict:
         return {k: (np.frombuffer(b"".join(w for w, _ in v), np.uint8).reshape(len(v), -1),
                     np.array([c for _, c in v])) for k, v in d.items()}
-    return WordPairs(pack(before), pack(after), lexicon, float(beta), alphabet.space_id)
+    return WordPairs(pack(before), pack(after), lexicon, float(beta), alphabet.space_id,
+                     float(prior), pack(lengths))
 
 
 def load_pairs(path: Path, alphabet, lexicon) -> WordPairs:
     """Read and check ``pairs.tsv``: one ModelLoadError naming the file and line when it is
     wrong."""
-    head, body = read_headed(path, "word pairs", PAIRS_HEADER, alphabet, "word-pair file")
+    head, body = read_headed(path, "word pairs", PAIRS_HEADER, alphabet, "word-pair file",
+                             ', "prior": ...')
     beta = head["beta"]
+    try:
+        prior = float(head.get("prior", 0.0))      # files written before the prior: off
+        assert 0 <= prior <= 1
+    except (AssertionError, ValueError, TypeError):
+        raise header_error(path, "word-pair file", PAIRS_HEADER, ', "prior": ...') from None
     word = f"[{re.escape(alphabet.letters)}]+"
     line = re.compile(f"({word})\t({word})\t([0-9]{{1,12}}(?:\\.[0-9]{{0,6}})?)")
     counts: dict[tuple[str, str], float] = {}
@@ -500,4 +535,4 @@ def load_pairs(path: Path, alphabet, lexicon) -> WordPairs:
                                  f"the model's letters and a positive count, got {row[:40]!r}")
         pair = (got.group(1), got.group(2))
         counts[pair] = counts.get(pair, 0.0) + float(got.group(3))
-    return build_pairs(counts, alphabet, lexicon, beta)
+    return build_pairs(counts, alphabet, lexicon, beta, prior)

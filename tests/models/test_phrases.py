@@ -279,6 +279,81 @@ def test_a_whole_lost_word_is_restored_from_its_neighbour_and_the_file_round_tri
         load_pairs(tmp_path / PAIRS_FILE, A, lexicon)
 
 
+def _length_prior(n: int, offset: int) -> torch.Tensor:
+    """The words of n letters of LINES' pairs, each weighing how often it stands in a pair,
+    as a distribution of the letter at ``offset`` (written out from the pairs themselves)."""
+    from infill.models.phrases import pair_counts
+
+    weight: dict[str, float] = {}
+    for (a, b), c in pair_counts(LINES, A).items():
+        for w in (a, b):
+            weight[w] = weight.get(w, 0.0) + c
+    m = torch.zeros(V, dtype=torch.float64)
+    for w, c in weight.items():
+        if len(w) == n:
+            m[A.char_to_id(w[offset])] += c
+    return m / m.sum()
+
+
+@pytest.mark.parametrize("prior", [0.0, 0.5, 0.8])
+def test_a_lost_word_with_no_neighbour_draws_on_the_words_of_its_length(prior):
+    from infill.models.lexicon import build_lexicon, word_weights
+    from infill.models.phrases import build_pairs, pair_counts
+
+    lexicon = build_lexicon(dict(word_weights(LINES, A)), A, beta=1.0)
+    pairs = build_pairs(pair_counts(LINES, A), A, lexicon, beta=0.5, prior=prior)
+    text = "τ- ????? -α δ????"              # no neighbour word survives either lost word
+    ids = torch.tensor([_ids(text)])
+    pos = torch.tensor([[4, 6, 13, 14]])  # 1st and 3rd letter of ?????; 2 letters of δ????
+    logq = torch.log_softmax(torch.randn(1, 4, V, generator=torch.Generator().manual_seed(3)), -1)
+    mixed = pairs.mix(logq, ids, pos)
+    special = torch.zeros(V, dtype=torch.bool)
+    special[[A.unk_id, A.missing_id]] = True
+    for j, offset in enumerate((0, 2)):
+        m, q = _length_prior(5, offset), logq[0, j].double().exp()
+        want = torch.where(special, q, q[~special].sum() * prior * m + (1 - prior) * q)
+        torch.testing.assert_close(mixed[0, j].double().exp(), want, rtol=1e-5, atol=1e-7)
+    # a word that keeps a letter (δ) is the lexicon's: the prior stays silent there
+    torch.testing.assert_close(mixed[0, 2:], logq[0, 2:])
+    # a surviving neighbour is the pairs' own: "τωι ?????" draws on δημωι only, prior or not
+    ids = torch.tensor([_ids("τωι ?????")])
+    got = pairs.mix(logq[:, :1], ids, torch.tensor([[5]])).double().exp()[0, 0]
+    q = logq[0, 0].double().exp()
+    lam = 2 / (2 + 0.5)
+    m = torch.zeros(V, dtype=torch.float64)
+    m[A.char_to_id("δ")] = 1.0
+    torch.testing.assert_close(got, torch.where(special, q, q[~special].sum() * lam * m
+                                                 + (1 - lam) * q), rtol=1e-5, atol=1e-7)
+
+
+def test_the_length_prior_round_trips_and_a_file_without_it_loads_with_it_off(tmp_path):
+    from infill.models.lexicon import build_lexicon, word_weights
+    from infill.models.phrases import PAIRS_FILE, build_pairs, load_pairs, pair_counts
+
+    lexicon = build_lexicon(dict(word_weights(LINES, A)), A, beta=1.0)
+    path = tmp_path / PAIRS_FILE
+    build_pairs(pair_counts(LINES, A), A, lexicon, beta=0.5, prior=0.8).save(path, A)
+    back = load_pairs(path, A, lexicon)
+    assert back.prior == 0.8 and sorted(back.lengths) == [1, 2, 3, 4, 5, 6, 7, 8]
+    table, counts = back.lengths[5]
+    got = {A.decode(bytes(v)): c for v, c in zip(table, counts)}
+    # εδοξε in four pairs; δημωι in τωι δημωι twice and δημωι επειδη ("," stands between no pair)
+    assert got == {"εδοξε": 4.0, "δημωι": 3.0, "δημον": 1.0, "ενεκα": 2.0, "δημοσ": 2.0,
+                   "τυχηι": 2.0}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = json.loads(lines[0].split(" ", 1)[1])
+    assert head["prior"] == 0.8
+    del head["prior"]                        # a file written before the prior
+    path.write_text("\n".join([f"#infill-pairs {json.dumps(head)}"] + lines[1:]) + "\n",
+                    encoding="utf-8")
+    assert load_pairs(path, A, lexicon).prior == 0.0
+    head["prior"] = 2
+    path.write_text("\n".join([f"#infill-pairs {json.dumps(head)}"] + lines[1:]) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=PAIRS_FILE + ":1: not an infill word-pair"):
+        load_pairs(path, A, lexicon)
+
+
 def test_a_numerals_value_is_no_extent_so_such_an_edition_reads():
     """IOSPE writes a year as <num atLeast="6001">: a value, not a lost stretch's extent (five
     files of the corpus were refused, so `infill train greek --inscriptions` failed)."""
