@@ -54,6 +54,7 @@ def see_running_interpreters_packages(py: Path) -> None:
     (Path(purelib) / "_running_interpreter.pth").write_text("\n".join(parents) + "\n")
 
 
+@pytest.mark.slow
 def test_installed_wheel_fills_offline_outside_the_checkout(wheel, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)

@@ -109,6 +109,7 @@ exit_process(0)
 """
 
 
+@pytest.mark.slow
 def test_a_custom_selection_sharded_over_two_processes_equals_one(tmp_path, bert_dir):
     script = tmp_path / "run.py"
     script.write_text(SCRIPT.format(here=os.path.dirname(__file__)))

@@ -43,6 +43,7 @@ def data(tmp_path_factory):
     return d
 
 
+@pytest.mark.slow
 def test_bench_sharded_over_two_processes_equals_one(bert_dir, data):
     args = ["bench", str(data / "data.txt"), "-m", bert_dir, "--methods", "hcb-l2r,pure",
             "--gap-lengths", "1,2", "--batch-size", "3", "--no-progress", "--device", "cpu"]
@@ -81,6 +82,7 @@ def _interrupted(out: Path, ref: Path, files: dict[str, str]) -> None:
         (out / name).write_text(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before,nproc", [(2, 2), (1, 2), (2, 3)])
 def test_interrupted_bench_resumes_without_loss_or_duplicates(bert_dir, data, reference, before,
                                                               nproc):
@@ -113,6 +115,7 @@ torchrun-safe exit included: the bare click group would leave the group's thread
 interpreter's teardown, which can abort a rank after its work is done)."""
 
 
+@pytest.mark.slow
 def test_bench_on_machines_without_a_shared_out_folder(bert_dir, data, reference):
     """Each rank in its own folder (as on machines that do not share --out): rank 0 gets the other
     ranks' rows -- those left by an interrupted run on their disk and those they compute --
@@ -138,6 +141,7 @@ def test_bench_on_machines_without_a_shared_out_folder(bert_dir, data, reference
         assert not list((root / node / "out").glob("results.rank*.jsonl"))
 
 
+@pytest.mark.slow
 def test_run_input_sharded_prints_the_single_process_output(bert_dir, data):
     f = data / "inputs.txt"
     f.write_text("\n".join(t.replace("the", "___", 1) for t in TEXTS) + "\n")
@@ -154,6 +158,7 @@ def test_run_input_sharded_prints_the_single_process_output(bert_dir, data):
     ["rescore", "--json"],
     ["joint", "--json", "--iterations", "5", "--joint-size", "4", "-n", "6", "--no-progress"],
 ])
+@pytest.mark.slow
 def test_sample_rescore_joint_sharded_print_the_single_process_output(bert_dir, data, command):
     f = data / ("texts.txt" if command[0] != "sample" else "gapped.txt")
     lines = TEXTS if command[0] != "sample" else [t.replace("the", "___", 1) for t in TEXTS[:4]]

@@ -61,6 +61,7 @@ def reference(tmp_path_factory):
     return corpus, d / "ref"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, after", [(signal.SIGINT, 5), (signal.SIGINT, 60),
                                         (signal.SIGTERM, 30)])
 def test_interrupted_training_resumes_exactly(reference, tmp_path, sig, after):

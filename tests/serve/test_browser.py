@@ -354,6 +354,7 @@ def _fasta_offered(driver) -> bool:
     return any(b.is_displayed() for b in driver.find_elements(By.CSS_SELECTOR, "#results .fasta"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_answers_come_into_view_and_read_cleanly(cli_server, browser, post_fn, tmp_path, size):
     """English, Greek, an antibody region and an EpiDoc file, one after the other: each answer

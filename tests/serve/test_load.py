@@ -55,6 +55,7 @@ def _post(base: str, bodies: list[dict]) -> list[tuple[int, dict]]:
     return out
 
 
+@pytest.mark.slow
 def test_concurrent_requests_are_answered_correctly(live_server, catalog, expected_fn,
                                                     same_answer_fn):
     base, app = live_server
