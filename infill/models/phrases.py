@@ -411,13 +411,13 @@ class WordPairs:
     def share(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
         """(m [V], λ) at t of the word ids[start:end]: λ = n / (n + β); where no neighbour
         survives, at a word that keeps no letter, the length prior's with λ = γ; else 0."""
-        m, n = self.marginal(ids, start, end, t)
+        sides = self.neighbours(ids, start, end)
+        m, n = self.marginal(ids, start, end, t, sides)
         if n > 0:
             return m, n / (n + self.beta)
         word = ids[start:end]
-        if self.prior <= 0 or len(word) not in self.lengths or \
-                np.isin(word, self.lexicon.letter_ids).any() or \
-                self.neighbours(ids, start, end) != (None, None):
+        if self.prior <= 0 or sides != (None, None) or len(word) not in self.lengths or \
+                np.isin(word, self.lexicon.letter_ids).any():
             return m, 0.0
         table, counts = self.lengths[len(word)]
         m, n = matching(table, counts, word, t - start, self.lexicon.letter_ids,
@@ -445,10 +445,12 @@ class WordPairs:
                 right = bytes(ids[end + 1:b].astype(np.uint8))
         return left, right
 
-    def marginal(self, ids: np.ndarray, start: int, end: int, t: int) -> tuple[np.ndarray, float]:
-        """(m [V], n) at t of the word ids[start:end] from its neighbour words."""
+    def marginal(self, ids: np.ndarray, start: int, end: int, t: int,
+                 sides: tuple[bytes | None, bytes | None]) -> tuple[np.ndarray, float]:
+        """(m [V], n) at t of the word ids[start:end] from its neighbour words ``sides``
+        (:meth:`neighbours`)."""
         n_letters = end - start
-        left, right = self.neighbours(ids, start, end)
+        left, right = sides
         pools = [] if left is None else [self.before.get((left, n_letters))]
         pools += [] if right is None else [self.after.get((right, n_letters))]
         pools = [p for p in pools if p is not None]
