@@ -11,9 +11,9 @@
 # best snapshot by validation loss. Numbers it produced are recorded in docs/BENCHMARKS.md.
 #
 # The checkout travels to the GPU machine whole, at most 64 MiB, and the tracked tree is about
-# 73 MB: builtin:english's memory (25.6 MB; no test on the GPU reads it) was left behind for the
-# run of 2026-11-26 (`git rm --cached data/models/english/memory.safetensors`, the path added to
-# .git/info/exclude; both undone after the run).
+# 89 MB: builtin:english's memory (25.6 MB) and builtin:greek's shape memory (14.9 MB; the model
+# loads without it, restoring as before it) are to be left behind (`git rm --cached` each, the paths added
+# to .git/info/exclude; both undone after the run), as the memory was for the run of 2026-11-26.
 set -u
 TOTAL=${1:-540}
 DEVICE=${DEVICE:-cuda} PROBE=${PROBE:-50} BATCH=${BATCH:-128}   # overridable for a dry run

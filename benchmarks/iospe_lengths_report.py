@@ -14,12 +14,12 @@ bootstrap, 95%).
 
 ``--per-class N`` samples N supplements (seed 0) of each length class (0: all). Every model's
 restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
-baseline is decoded once; ``--memory off`` loads a model with its phrase memory, word pairs and
-names left out (the shipped model before issue 35); ``--phrases`` / ``--pairs`` / ``--names`` /
-``--mixtures`` give it files or an order of mixing of one's own (choices on the validation split;
-``--names`` mixes the names after the word pairs unless ``--mixtures`` says otherwise);
-``--order`` decodes in another order than the model's default (``any-order``:
-``results/iospe_orders.md``). With
+baseline is decoded once; ``--memory off`` loads a model with its phrase memory, word pairs,
+names and shape memory left out (the shipped model before issue 35); ``--phrases``,
+``--pairs``, ``--names``, ``--shapes`` and ``--mixtures`` give it files or an order of mixing of
+one's own (choices on the validation split; ``--names`` mixes the names where the model's
+default order puts them unless ``--mixtures`` says otherwise); ``--order`` decodes in another
+order than the model's default (``any-order``: ``results/iospe_orders.md``). With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
 from __future__ import annotations
@@ -61,7 +61,8 @@ def chosen_tasks(split: str, per_class: int) -> list:
 
 def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
-            names: Path | None = None, order: str | None = None) -> dict:
+            names: Path | None = None, order: str | None = None,
+            shapes: Path | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = {}
     if cache.is_file():
@@ -72,7 +73,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
     if todo:
         model = infill.load_model(model_name, device="cpu")
         if memory == "off":
-            model.phrases = model.pairs = model.names = None
+            model.phrases = model.pairs = model.names = model.shapes = None
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
@@ -83,6 +84,9 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             model.pairs = load_pairs(pairs, model.alphabet, model.lexicon)
         if names is not None and memory != "off":
             give_names(model, names, mixtures)
+        if shapes is not None and memory != "off":
+            from infill.models.shapes import load_shapes
+            model.shapes = load_shapes(shapes, model.alphabet)
         t0 = time.perf_counter()
         with cache.open("a", encoding="utf-8") as f:
             for k, t in enumerate(todo):
@@ -105,7 +109,7 @@ def give_names(model, path: Path, mixtures: str) -> None:
 
     model.names = load_names(path, model.alphabet, model.pairs)
     if not mixtures:
-        model.mixed = ("lexicon", "pairs", "names", "phrases")
+        model.mixed = type(model).mixed
     if "names" in model.mixed:
         model.lexicon = with_names(model.lexicon, model.names)
 
@@ -206,6 +210,8 @@ def main() -> None:
     ap.add_argument("--names", type=Path, default=None,
                     help="a names.tsv to give the model (mixed after the word pairs unless "
                     "--mixtures says otherwise)")
+    ap.add_argument("--shapes", type=Path, default=None,
+                    help="a shapes.safetensors to give the model instead of its own")
     args = ap.parse_args()
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -213,7 +219,8 @@ def main() -> None:
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
-                  args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order)
+                  args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
+                  args.shapes)
     old = restore(args.baseline, args.baseline_memory, tasks,
                   args.out / f"{tag(args.baseline, args.baseline_memory)}.{args.split}.jsonl",
                   args.beam)

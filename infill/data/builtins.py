@@ -34,8 +34,9 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "Ithaca-style character transformer (conv + 4 layers, hidden 192, 511-character "
             "context, a word stream of 10,000 words) on Homer, Herodotus, Thucydides (Perseus) "
             "and the training split of the IOSPE inscriptions, with the lexicon of their words "
-            "(a damaged word is restored from the words that fit) and a phrase memory of the "
-            "inscriptions (a formula from its parallels); '?' = character to restore, "
+            "(a damaged word is restored from the words that fit) and phrase and shape "
+            "memories of the inscriptions (a formula from its parallels, even where only its "
+            "layout survives); '?' = character to restore, "
             "'-' = missing", unit="characters"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
             "ESM2-architecture protein MLM (fair-esm checkpoint, 4 layers, hidden 128) trained on "

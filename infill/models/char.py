@@ -35,6 +35,7 @@ from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.names import NAMES_FILE, load_names, with_names
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
+from infill.models.shapes import SHAPES_FILE, load_shapes
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
            "word_code"]
@@ -256,6 +257,8 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         wrapped.names = load_names(path / NAMES_FILE, alphabet, wrapped.pairs)
         if "names" in wrapped.mixed:
             wrapped.lexicon = with_names(wrapped.lexicon, wrapped.names)
+    if (path / SHAPES_FILE).is_file():
+        wrapped.shapes = load_shapes(path / SHAPES_FILE, alphabet)
     if (path / PHRASES_FILE).is_file():
         wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
     return wrapped
@@ -274,8 +277,9 @@ class CharMaskedLM(MaskedLM):
     marginals (:mod:`infill.models.lexicon`); with a ``pairs.tsv`` beside it, then with the
     words seen beside a word's neighbours, with a ``names.tsv`` (and ``pairs.tsv``) the names
     as a class (:mod:`infill.models.names`; loaded, but mixed only while ``"names"`` is in
-    :attr:`mixed`), and with a ``phrases.safetensors``, last with its phrase memory
-    (:mod:`infill.models.phrases`).
+    :attr:`mixed`), with a ``shapes.safetensors``, the shape memory (the phrase memory over
+    the lengths of the words around, :mod:`infill.models.shapes`), and with a
+    ``phrases.safetensors``, last with its phrase memory (:mod:`infill.models.phrases`).
     """
 
     supports_logits = True
@@ -284,7 +288,8 @@ class CharMaskedLM(MaskedLM):
     pairs = None
     phrases = None
     names = None
-    mixed = ("lexicon", "pairs", "names", "phrases")    # the order they are mixed into q
+    shapes = None
+    mixed = ("lexicon", "pairs", "names", "shapes", "phrases")  # the order they are mixed into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):

@@ -33,7 +33,9 @@ training writes them shorter total context first, so the longest has the last wo
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
 data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
-``pairs.tsv``) and the names (:mod:`infill.models.names`, the same mechanism over a class).
+``pairs.tsv``), the names (:mod:`infill.models.names`, the same mechanism over a class) and the
+shape memory (:mod:`infill.models.shapes`: this memory with its contexts read as the lengths of
+their words, ``keyed="shapes"``, so that lost letters are neighbours too).
 
 On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 :func:`load_phrases`); a user adds formulae or names in ``phrases.txt`` beside it, one a line
@@ -50,7 +52,7 @@ import torch
 
 from infill.errors import ModelLoadError
 from infill.models.lexicon import header_error, matching, read_headed
-from infill.models.memory import _context, context_keys, mix_rows, outside_class
+from infill.models.memory import _context, _splitmix, context_keys, mix_rows, outside_class
 
 __all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs", "pair_counts",
            "PHRASES_FILE", "USER_PHRASES", "PHRASE_SIDES", "PHRASE_REST",
@@ -84,6 +86,8 @@ class PhraseMemory:
     vocab_size: int
     mask_id: int
     special: tuple[int, ...]          # outputs that keep the network's probability
+    keyed: str = "letters"            # what a context is read as: KEYED (letters or shapes)
+    near: tuple[tuple[int, int], ...] = ()   # per level: letters read as letters, left / right
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
             ) -> torch.Tensor:
@@ -109,23 +113,17 @@ class PhraseMemory:
 
     def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(first entry, number of entries) [R*P] of every level at every position."""
-        R, T = ids.shape
-        most_l = max(l for l, _ in self.sides)
-        most_r = max(r for _, r in self.sides)
-        start = np.repeat(np.arange(R) * T, T)
-        t = (np.arange(R)[:, None] * T + pos).reshape(-1)
-        ctx = _context(self.classes, ids.reshape(-1), start, start + T, t, most_l,
-                       most_r + self.rest + 1, True)
-        right = ctx[:, most_l:]
-        hidden = np.c_[right == self.classes[self.mask_id], np.zeros(len(t), dtype=bool)]
-        h = np.minimum(np.argmin(hidden, axis=1), self.rest + 1)  # > rest: a ``?`` in the key
-        after = right[np.arange(len(t))[:, None], h[:, None] + np.arange(most_r)]
+        keys = _query_keys(self.classes, ids, pos, self.sides, self.rest, self.mask_id)
+        near = [(k, lr) for k, lr in enumerate(self.near) if any(lr)]
+        if near:
+            letters = _query_keys(letter_view(self.classes), ids, pos, [lr for _, lr in near],
+                                  self.rest, self.mask_id)
+            for (k, _), extra in zip(near, letters):
+                keys[k] = _joined(keys[k], extra)
         found = []
-        for left, r in self.sides:
-            side = np.concatenate([ctx[:, most_l - left:most_l], after[:, :r]], axis=1)
-            keys = context_keys(side, left, r, BITS, h if r else None)
-            lo = np.searchsorted(self.keys, keys, "left")
-            found.append((lo, np.searchsorted(self.keys, keys, "right") - lo))
+        for k in keys:
+            lo = np.searchsorted(self.keys, k, "left")
+            found.append((lo, np.searchsorted(self.keys, k, "right") - lo))
         return found
 
     def _counts(self, lo: np.ndarray, width: np.ndarray) -> np.ndarray:
@@ -154,7 +152,8 @@ class PhraseMemory:
                       "sides": ",".join(f"{l}:{r}" for l, r in self.sides),
                       "rest": str(self.rest), "beta": repr(self.beta),
                       "vocab_size": str(self.vocab_size), "mask_id": str(self.mask_id),
-                      "special": ",".join(map(str, self.special))})
+                      "special": ",".join(map(str, self.special)), "keyed": self.keyed,
+                      **({"near": ",".join(f"{a}:{b}" for a, b in self.near)} if self.near else {})})
 
 
 def phrase_classes(alphabet) -> np.ndarray:
@@ -167,6 +166,50 @@ def phrase_classes(alphabet) -> np.ndarray:
     return out
 
 
+def shape_classes(alphabet) -> np.ndarray:
+    """[n_input_ids] :func:`phrase_classes` with every letter, the numeral, ``-`` and ``^`` one
+    class: a context read as the shape of its words (:mod:`infill.models.shapes`)."""
+    out = phrase_classes(alphabet)
+    letter = alphabet.index[alphabet.letters[0]]
+    out[[alphabet.index[c] for c in alphabet.letters + alphabet.numeral]] = letter
+    out[[alphabet.missing_id, alphabet.unk_id]] = letter
+    return out
+
+
+KEYED = {"letters": phrase_classes, "shapes": shape_classes}
+"""How a memory reads a context: its letters (the phrase memory) or the shapes of its words."""
+
+
+def letter_view(classes: np.ndarray) -> np.ndarray:
+    """The :func:`phrase_classes` of the alphabet whose ``classes`` (of either :data:`KEYED`)
+    are given: each id itself but punctuation and the outside, which both maps share."""
+    n = len(classes)
+    return np.where(np.isin(classes, [n, outside_class(n)]), classes, np.arange(n))
+
+
+def _query_keys(classes, ids: np.ndarray, pos: np.ndarray, sides, rest: int, mask_id: int
+                ) -> list[np.ndarray]:
+    """[R*P] key of each level (left, right) of ``sides`` at ``pos`` [R, P] of ``ids`` [R, T],
+    contexts read through ``classes``; h: the ``?`` right after each position."""
+    R, T = ids.shape
+    most_l = max(l for l, _ in sides)
+    most_r = max(r for _, r in sides)
+    start = np.repeat(np.arange(R) * T, T)
+    t = (np.arange(R)[:, None] * T + pos).reshape(-1)
+    ctx = _context(classes, ids.reshape(-1), start, start + T, t, most_l, most_r + rest + 1, True)
+    right = ctx[:, most_l:]
+    hidden = np.c_[right == classes[mask_id], np.zeros(len(t), dtype=bool)]
+    h = np.minimum(np.argmin(hidden, axis=1), rest + 1)       # > rest: a ``?`` in the key
+    after = right[np.arange(len(t))[:, None], h[:, None] + np.arange(most_r)]
+    return [context_keys(np.concatenate([ctx[:, most_l - left:most_l], after[:, :r]], axis=1),
+                         left, r, BITS, h if r else None) for left, r in sides]
+
+
+def _joined(shape: np.ndarray, letters: np.ndarray) -> np.ndarray:
+    """One key from a level's shape key and the key of its near letters (both BITS wide)."""
+    return _splitmix(shape ^ (letters * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(64 - BITS)
+
+
 def _good(alphabet) -> np.ndarray:
     """[n_input_ids] the ids a stored context or character may hold: not ``-``, ``^``, ``?``."""
     good = np.ones(len(alphabet) + 2, dtype=bool)
@@ -175,36 +218,61 @@ def _good(alphabet) -> np.ndarray:
 
 
 def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
-                  sides=PHRASE_SIDES, rest: int = PHRASE_REST, beta: float = PHRASE_BETA
-                  ) -> PhraseMemory:
+                  sides=PHRASE_SIDES, rest: int = PHRASE_REST, beta: float = PHRASE_BETA,
+                  keyed: str = "letters", near=()) -> PhraseMemory:
     """The phrase memory of ``texts`` (normalized, in ``alphabet``; each counted ``weights[i]``
-    times, once by default) at the levels ``sides`` (module doc)."""
-    classes = phrase_classes(alphabet)
+    times, once by default) at the levels ``sides`` (module doc), its contexts read as
+    ``keyed`` (:data:`KEYED`): a context may hold what its class shares with a letter. A level
+    k with ``near[k]`` = (a, b) also reads the a characters left and the b right of the hidden
+    rest as letters (:mod:`infill.models.shapes`)."""
+    classes = KEYED[keyed](alphabet)
     n = len(alphabet)
-    seqs = [classes[np.array(alphabet.encode(x), dtype=np.int64)] for x in texts]
-    seqs = [s[s != n] for s in seqs]                           # punctuation is no neighbour
+    seqs = [np.array(alphabet.encode(x), dtype=np.int64) for x in texts]
+    seqs = [s[classes[s] != n] for s in seqs]                  # punctuation is no neighbour
     w = np.ones(len(seqs), dtype=np.int64) if weights is None else np.asarray(weights, np.int64)
     lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-    flat = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
+    ids = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
+    flat = classes[ids]
     start = np.repeat(np.cumsum(lengths) - lengths, lengths)
     end = start + np.repeat(lengths, lengths)
     weight = np.repeat(w, lengths)
-    good = _good(alphabet)[flat]
-    t = np.nonzero(good)[0]
+    good = _good(alphabet)
+    t = np.nonzero(good[ids])[0]
+    views = [(flat, np.isin(flat, classes[good[:n]]))]
+    letters = letter_view(classes)
+    views.append((letters[ids], np.isin(letters[ids], letters[good[:n]])))
+    near = tuple(tuple(int(x) for x in lr) for lr in near) or ((0, 0),) * len(sides)
+    if len(near) != len(sides) or any(b and not r for (_, r), (_, b) in zip(sides, near)):
+        raise ValueError("near letters: one (left, right) per level, right only with a right "
+                         "context")
     keys, tokens, counts = [], [], []
-    for left, right in sides:
+    for (left, right), (a, b) in zip(sides, near):
         for h in range(rest + 1) if right else [0]:
-            k, ok = _keys(flat, good, start, end, t, (left, right, h), outside_class(n))
-            keys.append(k)
-            tokens.append(flat[t[ok]])
+            k, ok = _full_keys(views[0], start, end, t, (left, right, h), n)
+            if a or b:
+                extra, also = _full_keys(views[1], start, end, t, (a, b, h if b else 0), n)
+                ok &= also
+                k = _joined(k, extra)
+            keys.append(k[ok])
+            tokens.append(ids[t[ok]])
             counts.append(weight[t[ok]])
     memory = PhraseMemory(np.zeros(0, np.uint64), np.zeros(0, np.uint8), np.zeros(0, np.uint32),
                           classes, tuple((int(l), int(r)) for l, r in sides), int(rest),
                           float(beta), alphabet.n_outputs, alphabet.mask_id,
-                          (alphabet.unk_id, alphabet.missing_id))
+                          (alphabet.unk_id, alphabet.missing_id), keyed,
+                          near if any(a or b for a, b in near) else ())
     if not keys:
         return memory
     return _counted(memory, np.concatenate(keys), np.concatenate(tokens), np.concatenate(counts))
+
+
+def _full_keys(view, start, end, t, level: tuple[int, int, int], n: int):
+    """:func:`_keys` of ``view`` (classes [len(flat)], which of them a context may hold) at
+    every one of ``t``, 0 where a context cannot be read; and which can."""
+    keys, ok = _keys(view[0], view[1], start, end, t, level, outside_class(n))
+    full = np.zeros(len(t), dtype=np.uint64)
+    full[ok] = keys
+    return full, ok
 
 
 def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int):
@@ -241,10 +309,11 @@ def _counted(memory: PhraseMemory, keys: np.ndarray, tokens: np.ndarray, counts:
     return memory
 
 
-def load_phrases(path: Path, alphabet) -> PhraseMemory:
+def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
     """Read and check ``phrases.safetensors`` (no pickle) against the model's alphabet: one
-    ModelLoadError naming the file when it is not a phrase memory of this model; then count in
-    ``phrases.txt`` beside it, when there is one (:func:`read_user_phrases`)."""
+    ModelLoadError naming the file when it is not a phrase memory of this model keyed by
+    ``keyed`` (files written before shapes hold letters); then count in ``phrases.txt`` beside
+    it, when there is one (:func:`read_user_phrases`)."""
     from safetensors import SafetensorError, safe_open
 
     try:
@@ -252,6 +321,9 @@ def load_phrases(path: Path, alphabet) -> PhraseMemory:
             meta = f.metadata() or {}
             if meta.get("format") != FORMAT or meta.get("letters") != alphabet.letters:
                 raise ValueError(f"not a {FORMAT} file for this alphabet")
+            if meta.get("keyed", "letters") != keyed:
+                raise ValueError(f"its contexts are keyed by {meta.get('keyed', 'letters')[:20]!r}, "
+                                 f"not {keyed}")
             sides = _sides(meta["sides"])
             arrays = {k: f.get_tensor(k) for k in ("tokens", "counts", "classes")}
             hi, lo = f.get_tensor("keys_hi"), f.get_tensor("keys_lo")
@@ -261,7 +333,8 @@ def load_phrases(path: Path, alphabet) -> PhraseMemory:
         memory = PhraseMemory(keys, **arrays, sides=sides, rest=_int(meta["rest"]),
                               beta=float(meta["beta"]), vocab_size=_int(meta["vocab_size"]),
                               mask_id=_int(meta["mask_id"]),
-                              special=tuple(_int(k) for k in meta["special"].split(",") if k))
+                              special=tuple(_int(k) for k in meta["special"].split(",") if k),
+                              keyed=keyed, near=_sides(meta["near"], 0) if "near" in meta else ())
     except (SafetensorError, OSError, KeyError, ValueError, TypeError, OverflowError) as e:
         reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
         raise ModelLoadError(f"{path}: not a phrase memory ({type(e).__name__}: {reason})") \
@@ -271,7 +344,7 @@ def load_phrases(path: Path, alphabet) -> PhraseMemory:
     if user.is_file():
         texts, weights = read_user_phrases(user, alphabet)
         memory = memory.merged(build_phrases(texts, alphabet, weights, memory.sides,
-                                             memory.rest, memory.beta))
+                                             memory.rest, memory.beta, keyed, memory.near))
     return memory
 
 
@@ -309,9 +382,9 @@ def _int(text: str) -> int:
     return int(text)
 
 
-def _sides(text: str) -> tuple[tuple[int, int], ...]:
+def _sides(text: str, least: int = 1) -> tuple[tuple[int, int], ...]:
     """``l:r,l:r,...``: at most :data:`MAX_LEVELS` levels of 0..:data:`MAX_LEVEL` neighbours
-    a side, each with at least one neighbour (ValueError)."""
+    a side, each with at least ``least`` neighbours (ValueError)."""
     parts = [p for p in text.split(",") if p]
     if not 1 <= len(parts) <= MAX_LEVELS:
         raise ValueError(f"{len(parts)} levels, not 1..{MAX_LEVELS}")
@@ -319,7 +392,7 @@ def _sides(text: str) -> tuple[tuple[int, int], ...]:
     for p in parts:
         left, sep, right = p.partition(":")
         l, r = _int(left), _int(right)
-        if not sep or not (0 <= l <= MAX_LEVEL and 0 <= r <= MAX_LEVEL and l + r > 0):
+        if not sep or not (0 <= l <= MAX_LEVEL and 0 <= r <= MAX_LEVEL and l + r >= least):
             raise ValueError(f"level {p[:20]!r} is not 'left:right' of 0..{MAX_LEVEL}")
         out.append((l, r))
     return tuple(out)
@@ -336,7 +409,7 @@ def _check(m: PhraseMemory, path: Path, alphabet) -> None:
     elif not len(m.keys) == len(m.tokens) == len(m.counts):
         problem = "its keys, characters and counts differ in number"
     elif m.vocab_size != alphabet.n_outputs or len(m.classes) != n or \
-            not np.array_equal(m.classes, phrase_classes(alphabet)):
+            not np.array_equal(m.classes, KEYED[m.keyed](alphabet)):
         problem = f"it was built for {m.vocab_size} outputs / another alphabet"
     elif len(m.keys) and (np.any(m.keys[1:] < m.keys[:-1]) or
                           int(m.tokens.max()) >= m.vocab_size or int(m.counts.min()) < 1):
@@ -346,6 +419,10 @@ def _check(m: PhraseMemory, path: Path, alphabet) -> None:
         problem = f"rest {m.rest} / mask id {m.mask_id} / special ids do not fit this model"
     elif not (0 < m.beta < float("inf")):
         problem = f"beta {m.beta} is not a positive finite number"
+    elif m.near and (m.keyed != "shapes" or len(m.near) != len(m.sides) or
+                     any(b and not r for (_, r), (_, b) in zip(m.sides, m.near))):
+        problem = "its near letters need a shape memory, one per level, and a right context " \
+                  "where they read right"
     if problem:
         raise ModelLoadError(f"{path}: phrase memory does not fit this model: {problem}")
 

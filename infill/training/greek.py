@@ -167,12 +167,15 @@ def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA)
 
 def write_phrases(out: Path, texts: list[str]) -> Path:
     """``out/phrases.safetensors``: the phrase memory of ``texts`` (normalized), each counted
-    once, at the levels, rest and β chosen on the IOSPE validation split; and ``out/pairs.tsv``,
+    once, at the levels, rest and β chosen on the IOSPE validation split, and its shape memory
+    (``out/shapes.safetensors``, :mod:`infill.models.shapes`); and ``out/pairs.tsv``,
     the pairs of neighbouring words of ``texts`` (:class:`~infill.models.phrases.WordPairs`)."""
     from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
                                        pair_counts)
+    from infill.models.shapes import SHAPES_FILE, build_shapes
 
     build_phrases(texts, GREEK).save(out / PHRASES_FILE, GREEK)
+    build_shapes(texts, GREEK).save(out / SHAPES_FILE, GREEK)
     build_pairs(pair_counts(texts, GREEK), GREEK, None).save(out / PAIRS_FILE, GREEK)
     return out / PHRASES_FILE
 

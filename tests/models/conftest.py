@@ -20,3 +20,35 @@ def recommending(tmp_path_factory):
         (d / "defaults.json").write_text(json.dumps(defaults))
         return d
     return copy
+
+
+@pytest.fixture(scope="session")
+def mixture_is():
+    """``mixture_is(memory, text, where, brute, seed)``: a phrase or shape memory mixes random
+    log q at the characters ``where`` of ``text`` (Greek, ``?`` masked) into exactly
+    ``S · M + (1 − ΣM) · q`` off ``^`` and ``-`` (q kept there), M = ``brute(t)`` [V]; the
+    result sums to one."""
+    import numpy as np
+    import torch
+
+    from infill.data.greek import GREEK as A
+
+    def check(memory, text: str, where: list[int], brute, seed: int) -> None:
+        V = A.n_outputs
+        ids = torch.tensor([[A.start_id] + [A.mask_id if c == "?" else A.char_to_id(c)
+                                            for c in text]])
+        pos = torch.tensor([[t + 1 for t in where]])
+        logq = torch.log_softmax(torch.randn(1, len(where), V,
+                                             generator=torch.Generator().manual_seed(seed)), -1)
+        mixed = memory.mix(logq, ids, pos)
+        special = torch.zeros(V, dtype=torch.bool)
+        special[[A.unk_id, A.missing_id]] = True
+        for j, t in enumerate(where):
+            m = torch.from_numpy(np.asarray(brute(t), dtype=np.float64))
+            q = logq[0, j].double().exp()
+            want = torch.where(special, q, q[~special].sum() * m + (1 - m.sum()) * q)
+            got = mixed[0, j].double().exp()
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
+            assert abs(float(got.sum()) - 1) < 1e-5 and not torch.isnan(mixed).any()
+            assert torch.equal(mixed[0, j, special], logq[0, j, special])
+    return check

@@ -162,7 +162,7 @@ def test_a_trained_greek_model_restores_the_words_of_its_training_text(trained, 
     assert {line.split("\t")[0] for line in head[1:]} == set(GREEK_WORDS)
     bare = tmp_path / "bare"
     shutil.copytree(trained, bare)
-    for memory in (LEXICON_FILE, "phrases.safetensors", "pairs.tsv"):   # the network alone
+    for memory in (LEXICON_FILE, "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
         (bare / memory).unlink()
     network = infill.load_model(str(bare), device="cpu")
     assert network.lexicon is None

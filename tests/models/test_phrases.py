@@ -88,24 +88,10 @@ CASES = [("εδοξε τηι βουληι και τωι ?????", [25, 26, 29]), (
 
 
 @pytest.mark.parametrize("text, where", CASES)
-def test_the_mixture_is_its_definition_and_sums_to_one(text, where):
+def test_the_mixture_is_its_definition_and_sums_to_one(text, where, mixture_is):
     beta, rest = 0.7, 4
     memory = build_phrases(LINES, A, sides=SIDES, rest=rest, beta=beta)
-    ids = torch.tensor([_ids(text)])
-    pos = torch.tensor([[t + 1 for t in where]])
-    logq = torch.log_softmax(torch.randn(1, len(where), V,
-                                         generator=torch.Generator().manual_seed(1)), -1)
-    mixed = memory.mix(logq, ids, pos)
-    special = torch.zeros(V, dtype=torch.bool)
-    special[[A.unk_id, A.missing_id]] = True
-    for j, t in enumerate(where):
-        m = torch.from_numpy(_brute_mixture(text, t, beta, rest))
-        q = logq[0, j].double().exp()
-        want = torch.where(special, q, q[~special].sum() * m + (1 - m.sum()) * q)
-        got = mixed[0, j].double().exp()
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
-        assert abs(float(got.sum()) - 1) < 1e-5 and not torch.isnan(mixed).any()
-        assert torch.equal(mixed[0, j, special], logq[0, j, special])
+    mixture_is(memory, text, where, lambda t: _brute_mixture(text, t, beta, rest), seed=1)
 
 
 def test_the_cases_are_not_vacuous():
