@@ -149,11 +149,11 @@ class PhraseMemory:
                    "tokens": self.tokens, "counts": self.counts, "classes": self.classes},
                   str(path), metadata={
                       "format": FORMAT, "letters": alphabet.letters,
-                      "sides": ",".join(f"{l}:{r}" for l, r in self.sides),
+                      "sides": _levels(self.sides),
                       "rest": str(self.rest), "beta": repr(self.beta),
                       "vocab_size": str(self.vocab_size), "mask_id": str(self.mask_id),
                       "special": ",".join(map(str, self.special)), "keyed": self.keyed,
-                      **({"near": ",".join(f"{a}:{b}" for a, b in self.near)} if self.near else {})})
+                      **({"near": _levels(self.near)} if self.near else {})})
 
 
 def phrase_classes(alphabet) -> np.ndarray:
@@ -178,6 +178,7 @@ def shape_classes(alphabet) -> np.ndarray:
 
 KEYED = {"letters": phrase_classes, "shapes": shape_classes}
 """How a memory reads a context: its letters (the phrase memory) or the shapes of its words."""
+MEMORY = {"letters": "phrase memory", "shapes": "shape memory"}
 
 
 def letter_view(classes: np.ndarray) -> np.ndarray:
@@ -238,13 +239,14 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
     weight = np.repeat(w, lengths)
     good = _good(alphabet)
     t = np.nonzero(good[ids])[0]
-    views = [(flat, np.isin(flat, classes[good[:n]]))]
-    letters = letter_view(classes)
-    views.append((letters[ids], np.isin(letters[ids], letters[good[:n]])))
     near = tuple(tuple(int(x) for x in lr) for lr in near) or ((0, 0),) * len(sides)
-    if len(near) != len(sides) or any(b and not r for (_, r), (_, b) in zip(sides, near)):
+    if not _near_fits(sides, near):
         raise ValueError("near letters: one (left, right) per level, right only with a right "
                          "context")
+    views = [(flat, np.isin(flat, classes[good[:n]]))]
+    if any(a or b for a, b in near):
+        letters = letter_view(classes)
+        views.append((letters[ids], np.isin(letters[ids], letters[good[:n]])))
     keys, tokens, counts = [], [], []
     for (left, right), (a, b) in zip(sides, near):
         for h in range(rest + 1) if right else [0]:
@@ -321,9 +323,9 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
             meta = f.metadata() or {}
             if meta.get("format") != FORMAT or meta.get("letters") != alphabet.letters:
                 raise ValueError(f"not a {FORMAT} file for this alphabet")
-            if meta.get("keyed", "letters") != keyed:
-                raise ValueError(f"its contexts are keyed by {meta.get('keyed', 'letters')[:20]!r}, "
-                                 f"not {keyed}")
+            found = meta.get("keyed", "letters")
+            if found != keyed:
+                raise ValueError(f"its contexts are keyed by {found[:20]!r}, not {keyed}")
             sides = _sides(meta["sides"])
             arrays = {k: f.get_tensor(k) for k in ("tokens", "counts", "classes")}
             hi, lo = f.get_tensor("keys_hi"), f.get_tensor("keys_lo")
@@ -337,7 +339,7 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
                               keyed=keyed, near=_sides(meta["near"], 0) if "near" in meta else ())
     except (SafetensorError, OSError, KeyError, ValueError, TypeError, OverflowError) as e:
         reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
-        raise ModelLoadError(f"{path}: not a phrase memory ({type(e).__name__}: {reason})") \
+        raise ModelLoadError(f"{path}: not a {MEMORY[keyed]} ({type(e).__name__}: {reason})") \
             from None
     _check(memory, path, alphabet)
     user = Path(path).parent / USER_PHRASES
@@ -382,6 +384,17 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _levels(levels) -> str:
+    """``l:r,l:r,...`` of (left, right) pairs, as :func:`_sides` reads them."""
+    return ",".join(f"{l}:{r}" for l, r in levels)
+
+
+def _near_fits(sides, near) -> bool:
+    """One (left, right) of near letters per level, and letters right only where the level has
+    a right context."""
+    return len(near) == len(sides) and not any(b and not r for (_, r), (_, b) in zip(sides, near))
+
+
 def _sides(text: str, least: int = 1) -> tuple[tuple[int, int], ...]:
     """``l:r,l:r,...``: at most :data:`MAX_LEVELS` levels of 0..:data:`MAX_LEVEL` neighbours
     a side, each with at least ``least`` neighbours (ValueError)."""
@@ -419,12 +432,11 @@ def _check(m: PhraseMemory, path: Path, alphabet) -> None:
         problem = f"rest {m.rest} / mask id {m.mask_id} / special ids do not fit this model"
     elif not (0 < m.beta < float("inf")):
         problem = f"beta {m.beta} is not a positive finite number"
-    elif m.near and (m.keyed != "shapes" or len(m.near) != len(m.sides) or
-                     any(b and not r for (_, r), (_, b) in zip(m.sides, m.near))):
+    elif m.near and (m.keyed != "shapes" or not _near_fits(m.sides, m.near)):
         problem = "its near letters need a shape memory, one per level, and a right context " \
                   "where they read right"
     if problem:
-        raise ModelLoadError(f"{path}: phrase memory does not fit this model: {problem}")
+        raise ModelLoadError(f"{path}: {MEMORY[m.keyed]} does not fit this model: {problem}")
 
 
 # ---- whole lost words: the words seen beside a word's neighbours -------------------------------

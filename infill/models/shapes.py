@@ -20,8 +20,8 @@ meets the parallels that share that word's end or beginning as well as the layou
 It is mixed into q after the names and before the phrase memory, so where letters survive
 around a position the phrase memory has the last word (:attr:`CharMaskedLM.mixed`). Training
 writes ``shapes.safetensors`` from the same texts as the phrase memory, at :data:`SHAPE_SIDES`
-(with :data:`SHAPE_NEAR`) and β = :data:`SHAPE_BETA`, chosen on the IOSPE validation split (docs/METHODS.md §1.7); a
-user's ``phrases.txt`` is counted into both memories.
+(with :data:`SHAPE_NEAR`) and β = :data:`SHAPE_BETA`, chosen on the IOSPE validation split
+(docs/METHODS.md §1.7); a user's ``phrases.txt`` is counted into both memories.
 """
 from __future__ import annotations
 

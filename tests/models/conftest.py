@@ -52,3 +52,23 @@ def mixture_is():
             assert abs(float(got.sum()) - 1) < 1e-5 and not torch.isnan(mixed).any()
             assert torch.equal(mixed[0, j, special], logq[0, j, special])
     return check
+
+
+@pytest.fixture(scope="session")
+def train_greek():
+    """``train_greek(lines, folder, steps, batch_size)``: a 1-layer greek model trained by the
+    CLI on ``lines`` into ``folder / "model"`` (returned)."""
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+
+    def train(lines: list[str], folder: Path, steps: int = 2, batch_size: int = 4) -> Path:
+        (folder / "g.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = folder / "model"
+        r = CliRunner().invoke(main, ["train", "greek", str(folder / "g.txt"), "--out",
+                                      str(out), "--steps", str(steps), "--batch-size",
+                                      str(batch_size), "--layers", "1", "--hidden", "16",
+                                      "--heads", "2", "--max-length", "64", "--no-progress"])
+        assert r.exit_code == 0, r.output
+        return out
+    return train

@@ -139,20 +139,12 @@ GREEK_WORDS = ["φιλοξενοσ", "ηρακλειδησ", "μητροδωρο
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, train_greek):
     """A 1-layer greek model trained 3 steps by the CLI on lines of eight long names."""
-    tmp = tmp_path_factory.mktemp("lex")
     rng = np.random.default_rng(0)
     lines = [" ".join(GREEK_WORDS[j] for j in rng.integers(len(GREEK_WORDS), size=6))
              for _ in range(200)]
-    (tmp / "g.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = tmp / "model"
-    r = CliRunner().invoke(main, ["train", "greek", str(tmp / "g.txt"), "--out", str(out),
-                                  "--steps", "3", "--batch-size", "8", "--layers", "1",
-                                  "--hidden", "16", "--heads", "2", "--max-length", "64",
-                                  "--no-progress"])
-    assert r.exit_code == 0, r.output
-    return out
+    return train_greek(lines, tmp_path_factory.mktemp("lex"), steps=3, batch_size=8)
 
 
 def test_a_trained_greek_model_restores_the_words_of_its_training_text(trained, tmp_path):

@@ -191,15 +191,8 @@ def test_a_model_directory_loads_its_memory_and_a_bad_one_is_exit_2(tmp_path):
     assert r.exit_code == 2 and "Traceback" not in r.output and PHRASES_FILE in r.output
 
 
-def test_infill_train_greek_writes_the_memory(tmp_path):
-    lines = [LINES[k % 6] for k in range(120)]
-    (tmp_path / "g.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = tmp_path / "model"
-    r = CliRunner().invoke(main, ["train", "greek", str(tmp_path / "g.txt"), "--out", str(out),
-                                  "--steps", "2", "--batch-size", "4", "--layers", "1",
-                                  "--hidden", "16", "--heads", "2", "--max-length", "64",
-                                  "--no-progress"])
-    assert r.exit_code == 0, r.output
+def test_infill_train_greek_writes_the_memory(tmp_path, train_greek):
+    out = train_greek([LINES[k % 6] for k in range(120)], tmp_path)
     model = infill.load_model(str(out), device="cpu")
     assert model.phrases is not None and len(model.phrases.keys) > 0
     fill = infill.fill(model, "εδοξε τηι βουληι και τωι ?????", marker="?", top_k=1)[0][0]
