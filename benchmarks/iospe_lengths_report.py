@@ -19,7 +19,11 @@ names and shape memory left out (the shipped model before issue 35); ``--phrases
 ``--pairs``, ``--names``, ``--shapes`` and ``--mixtures`` give it files or an order of mixing of
 one's own (choices on the validation split; ``--names`` mixes the names where the model's
 default order puts them unless ``--mixtures`` says otherwise); ``--order`` decodes in another
-order than the model's default (``any-order``: ``results/iospe_orders.md``). With
+order than the model's default (``any-order``: ``results/iospe_orders.md``); ``--rerank``
+reranks the beam's restorations (``pll``: ``results/iospe_rerank.md``; the model's
+default: ``off``); the baseline is decoded without reranking, and
+``--baseline-name`` names its cache (e.g. ``shapes``: the shipped model before the reranking).
+With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
 from infill.bench.stats import paired_bootstrap
 from infill.data.greek import normalize
+from infill.names import RERANKS
 
 CLASSES = {"1-3": range(1, 4), "4-6": range(4, 7), "7-10": range(7, 11)}
 
@@ -62,7 +67,7 @@ def chosen_tasks(split: str, per_class: int) -> list:
 def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
             names: Path | None = None, order: str | None = None,
-            shapes: Path | None = None) -> dict:
+            shapes: Path | None = None, rerank: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = {}
     if cache.is_file():
@@ -91,7 +96,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
         with cache.open("a", encoding="utf-8") as f:
             for k, t in enumerate(todo):
                 comps = infill.fill(model, t.text, gap=1, marker="?", beam_size=beam, top_k=10,
-                                    order=order)[0]
+                                    order=order, rerank=rerank)[0]
                 done[key(t)] = [letters(c) for c in comps]
                 f.write(json.dumps({"key": key(t), "fills": done[key(t)]},
                                    ensure_ascii=False) + "\n")
@@ -212,6 +217,11 @@ def main() -> None:
                     "--mixtures says otherwise)")
     ap.add_argument("--shapes", type=Path, default=None,
                     help="a shapes.safetensors to give the model instead of its own")
+    ap.add_argument("--rerank", default=None, choices=RERANKS,
+                    help="how the beam's completions are reranked (default: the model's, off)")
+    ap.add_argument("--baseline-name", default=None,
+                    help="the baseline's cache name (default: from --baseline and "
+                    "--baseline-memory; decoded without reranking)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -220,12 +230,15 @@ def main() -> None:
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
                   args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
-                  args.shapes)
+                  args.shapes, args.rerank)
+    old_name = args.baseline_name or tag(args.baseline, args.baseline_memory)
     old = restore(args.baseline, args.baseline_memory, tasks,
-                  args.out / f"{tag(args.baseline, args.baseline_memory)}.{args.split}.jsonl",
-                  args.beam)
-    print(f"`{args.model}` (phrase memory {args.memory}) against `{args.baseline}` "
-          f"(memory {args.baseline_memory}): {len(tasks)} editors' supplements of 1-10 letters, "
+                  args.out / f"{old_name}.{args.split}.jsonl", args.beam, rerank="off")
+    against = f"`{args.baseline}` (memory {args.baseline_memory})" if args.baseline_name is None \
+        else f"the cached `{args.baseline_name}`"
+    rerank = args.rerank or "the model's"
+    print(f"`{args.model}` (memory {args.memory}, rerank {rerank}) "
+          f"against {against}, not reranked: {len(tasks)} editors' supplements of 1-10 letters, "
           f"IOSPE {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))

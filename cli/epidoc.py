@@ -26,7 +26,8 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
     results = restore_files(lm, inputs, top_k=request.top_k, config=request.decode,
                             hide_supplied=hide_supplied, window=request.window,
                             length_score=request.length_score,
-                            length_beam=request.length_beam, unclear=request.unclear)
+                            length_beam=request.length_beam, unclear=request.unclear,
+                            rerank=request.rerank)
     failed = 0
     for n, r in enumerate(results, 1):
         if r.error is not None:

@@ -50,7 +50,8 @@ def _defaults(model: str) -> dict:
     rec = recommendation(model)
     if rec.source == "infill":
         return {}
-    extra = {k: v for k, v in (("gap", rec.gap), ("length_score", rec.length_score)) if v}
+    extra = {k: v for k, v in (("gap", rec.gap), ("length_score", rec.length_score),
+                               ("length_beam", rec.length_beam), ("rerank", rec.rerank)) if v}
     return {"defaults": {"scorer": rec.scorer, "order": rec.order, **extra},
             "defaults_why": rec.why}
 

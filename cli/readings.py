@@ -31,7 +31,7 @@ def run_readings(lm, model_name: str, records, readings: tuple[str, ...], reques
         raise CLIError(f"input {rec.id}: {rec.error}")
     r = score(lm, rec.text, list(readings), gap=request.gap, top_k=request.top_k,
               marker=request.marker, config=request.decode, length_score=request.length_score,
-              window=request.window, name=model_name)
+              window=request.window, name=model_name, rerank=request.rerank)
     r.id = rec.id
     for note in r.notes:
         click.echo(f"note: input {rec.id}: {note}", err=True)
@@ -47,12 +47,14 @@ def write_readings(n: int, title: str, r) -> None:
     cfg = r.config
     click.echo(f"[{n}] {title}")
     click.echo(f"    readings scored with {cfg.scorer_name}, {cfg.order_name}; beam {cfg.beam_size}"
-               + (f"; lengths ranked by {r.length_score}" if r.length_score else ""))
-    head = "      prob      score" + ("  rank_score" if r.length_score else "") + "   beam  "
+               + (f"; lengths ranked by {r.length_score}" if r.length_score else "")
+               + (f"; reranked by score with {r.rerank}" if r.rerank else ""))
+    ranked = r.length_score is not None or r.rerank is not None
+    head = "      prob      score" + ("  rank_score" if ranked else "") + "   beam  "
     click.echo(head + "readings")
     for c in r.combinations:
         rank = "-" if c.beam_rank is None else str(c.beam_rank)
-        extra = "" if r.length_score is None else f"  {_num(c.rank_score, 10)}"
+        extra = f"  {_num(c.rank_score, 10)}" if ranked else ""
         mark = "" if c.exact else "  (any-order: a lower bound)"
         click.echo(f"    {c.prob:6.3f}  {_num(c.score, 9)}{extra}  {rank:>5}  "
                    f"{' | '.join(c.readings)}{mark}")
@@ -90,7 +92,7 @@ def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | 
                        "(one output file each)")
     results = epidoc_readings(lm, inputs, top_k=request.top_k, config=request.decode,
                               length_score=request.length_score, window=request.window,
-                              name=model_name)
+                              name=model_name, rerank=request.rerank)
     failed = 0
     for n, r in enumerate(results, 1):
         if r.error is not None:

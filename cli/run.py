@@ -67,6 +67,7 @@ def _fill(name: str, *aliases: str, **overrides):
 @_fill("marker")
 @_fill("length_score")
 @_fill("length_beam")
+@_fill("rerank")
 @decode_options
 @_fill("top_k", "-k")
 @seed_option
@@ -146,7 +147,7 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
         options["allow_nonstandard"] = True
     lm = load(model, device, shard, **options)
     job = fill_inputs(lm, records, request, name=model, shard=shard)
-    say(defaults_line(job.defaults.ranked(job.ranks_lengths)))
+    say(defaults_line(job.defaults.ranked(job.ranks_lengths, job.reranks)))
     for input_id, warning in job.warnings:
         click.echo(f"Warning: input {input_id}: {warning}", err=True)
     failed = _print_fills(job, fmt, view, io.LongInputs(lm, no_window), progress, shard,

@@ -76,7 +76,9 @@ class Completion:
     ``accented[k]`` says whether fill k took the accents of known words
     (:mod:`infill.data.accents`) or stayed in plain letters; empty for other models.
     ``rank_score``: when the gaps had several possible lengths, the score all lengths were
-    ranked by together (``length_score``, :mod:`infill.decoding.lengths`), else None."""
+    ranked by together (``length_score``, :mod:`infill.decoding.lengths`); when completions of
+    one length were reranked, (score + their PLL) / 2 (``rerank``, :mod:`infill.reranking`); else
+    None."""
 
     text: str
     fills: tuple[str, ...]
@@ -244,6 +246,9 @@ class FillResult:
     """How completions of several gap lengths were ranked together (None: one length)."""
     length_beam: str | None = None
     """How their lengths were searched, ``shared`` or ``each`` (None: one length)."""
+    rerank: str | None = None
+    """How completions of one length were reranked (:mod:`infill.reranking`; None: they were
+    not -- ``off``, or lengths were ranked)."""
     config: DecodeConfig | None = field(default=None, compare=False)
     """The decoding options that ran (every option resolved, :func:`resolve_fill`)."""
     gap: Any = field(default=None, compare=False)
@@ -258,7 +263,8 @@ class FillResult:
     def to_json(self) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
         carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
-        config = config_json(self.config, self.defaults, self.length_score, self.length_beam)
+        config = config_json(self.config, self.defaults, self.length_score, self.length_beam,
+                             self.rerank)
         gap = list(self.gap) if isinstance(self.gap, tuple) else self.gap
         out = {"id": self.id, "input": self.input, "model": self.model, "config": config,
                "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,
@@ -271,8 +277,8 @@ class FillResult:
 def fill(model: MaskedLM, text: "str | Sequence[str]",
          gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
          config: DecodeConfig | None = None, window: bool = True, length_score: str | None = None,
-         length_beam: str | None = None, letters: list | None = None, **options
-         ) -> list[list[Completion]]:
+         length_beam: str | None = None, letters: list | None = None, rerank: str | None = None,
+         **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
     (None: the model's recommended gap, :mod:`infill.defaults` -- builtin:english: one whole
     word -- else 1).
@@ -286,7 +292,10 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     "each" (a beam per combination: combinations x the work) or None (the model's choice, else
     "each"). ``letters``: the tokens allowed
     at some gap positions, one entry per gap (None, or per position None / a string of letters /
-    a list of tokens; :mod:`infill.decoding.letters`), the same for every input.
+    a list of tokens; :mod:`infill.decoding.letters`), the same for every input. ``rerank``:
+    "off", or rank the beam's completions of gaps of one length by (score + "pll" / "pll-gap" /
+    "pll-word") / 2 (:mod:`infill.reranking`; each carries it as ``rank_score``); None: the
+    model's recorded choice, else "off".
 
     Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first. A
     ``top_k`` above the beam size raises the beam size to ``top_k``. An input longer than the
@@ -297,7 +306,7 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     texts = [text] if isinstance(text, str) else _text_list(text)
     results = fill_each(model, texts, gap, top_k, marker, config, window, _raise=True,
                         length_score=length_score, length_beam=length_beam, letters=letters,
-                        **options)
+                        rerank=rerank, **options)
     return [r.completions for r in results]
 
 
@@ -313,7 +322,8 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
               gap: "int | str | tuple | list | None" = None, top_k: int = 5, marker: str = "___",
               config: DecodeConfig | None = None, window: bool = True, _raise: bool = False,
               length_score: str | None = None, length_beam: str | None = None,
-              letters: list | None = None, **options) -> list[FillResult]:
+              letters: list | None = None, rerank: str | None = None,
+              **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be
     filled (no gap, invalid residue, too long without ``window``, ...) gets its ``error`` and
     the others are decoded together as usual. Options left out (None: the scorer, the order,
@@ -321,7 +331,8 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     (``FillResult.defaults``); an explicit choice always wins."""
     decode = DecodeConfig.from_options(config, **options)
     request = FillRequest(decode=decode, top_k=top_k, gap=gap, marker=marker, window=window,
-                          length_score=length_score, length_beam=length_beam, letters=letters)
+                          length_score=length_score, length_beam=length_beam, letters=letters,
+                          rerank=rerank)
     request, defaults = resolve_fill(model, request)
     return fill_resolved(model, texts, request, defaults, _raise=_raise)
 
@@ -341,12 +352,15 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defa
         return results
     hyps = _decode_jobs(model, jobs, found, config, request.length_beam)
     several = {i for i, v in found if v > 0}                 # inputs whose lengths compete
-    for i, items in _ranked(jobs, hyps, found, config.beam_size, top_k).items():
-        results[i].completions = _completions(model, items, request.length_score, top_k,
-                                              i in several)
+    rerank = getattr(request, "rerank", None) or "off"
+    for i, items in _ranked(jobs, hyps, found, config.beam_size, top_k, rerank != "off").items():
+        ranking = request.length_score if i in several else rerank
+        results[i].completions = _completions(model, items, ranking, top_k, i in several)
         if i in several:
             results[i].length_score = request.length_score
             results[i].length_beam = request.length_beam
+        elif rerank != "off":
+            results[i].rerank = rerank
     return results
 
 
@@ -465,11 +479,12 @@ def _beam_groups(jobs: list[_Job], share: bool) -> list[int]:
 
 
 def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[int, int], Variant],
-            beam: int, top_k: int) -> dict[int, list[tuple[Variant, Hypothesis]]]:
+            beam: int, top_k: int, rerank: bool = False
+            ) -> dict[int, list[tuple[Variant, Hypothesis]]]:
     """Each input's hypotheses per length variant -- the best ``top_k`` of a fixed-length input;
-    every one of the beam when lengths compete, so that the ranking across lengths does not
-    depend on ``top_k`` -- its windows' hypotheses combined (positions mapped back from the
-    window to the encoding)."""
+    every one of the beam when lengths compete or completions are reranked (``rerank``), so
+    that the ranking does not depend on ``top_k`` -- its windows' hypotheses combined
+    (positions mapped back from the window to the encoding)."""
     per_input: dict[tuple[int, int], list[list[tuple[float, dict]]]] = {}
     for (key, enc, w, lo, hi), hs in zip(jobs, hyps):
         order = _job_positions(enc, w)
@@ -481,7 +496,7 @@ def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[in
     for (i, v), parts in per_input.items():
         combos = _combine(parts, beam) if len(parts) > 1 else \
             [_hypothesis(s, c) for s, c in parts[0]]
-        keep = top_k if variants[i] == 1 else beam
+        keep = top_k if variants[i] == 1 and not rerank else beam
         ranked.setdefault(i, []).extend((found[i, v], h) for h in combos[:keep])
     return ranked
 
@@ -513,21 +528,27 @@ def _slot_allowed(model: MaskedLM, var: Variant, positions: list[int]):
     return torch.stack([var.allowed.get(p, every) for p in positions])
 
 
-def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], length_score: str,
+def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranking: str,
                  top_k: int, several: bool) -> list[Completion]:
     """The completions of one input; with ``several`` length variants, ranked together by the
-    length score (each keeps it as ``rank_score``, even when a shared beam kept one length
-    only), computed only for the completions that can reach the top ``top_k``
-    (:func:`infill.length_ranking.rank`, exact)."""
-    if not several:
-        return [complete(model, var.encoding, h) for var, h in items]
+    length score ``ranking`` (each keeps it as ``rank_score``, even when a shared beam kept one
+    length only), else reranked by (score + the PLL ``ranking``) / 2 unless it is ``off``
+    (:mod:`infill.reranking`), computed only for the completions that can reach the top
+    ``top_k`` (:func:`infill.length_ranking.rank`, exact)."""
+    if not several and ranking == "off":
+        return [complete(model, var.encoding, h) for var, h in items[:top_k]]
     from infill.length_ranking import rank
-    chars = [0] * len(items)
-    if length_score == "per-char":
-        chars = [sum(map(len, complete(model, var.encoding, h).fills)) for var, h in items]
-    best = rank(model, length_score, [_filled(var, h) for var, h in items],
-                [var.encoding.positions for var, _ in items], [h.score for _, h in items],
-                chars, top_k)
+    from infill.reranking import rerank
+    filled = [_filled(var, h) for var, h in items]
+    gaps = [var.encoding.positions for var, _ in items]
+    scores = [h.score for _, h in items]
+    if not several:
+        best = rerank(model, ranking, filled, gaps, scores, top_k)
+    else:
+        chars = [0] * len(items)
+        if ranking == "per-char":
+            chars = [sum(map(len, complete(model, var.encoding, h).fills)) for var, h in items]
+        best = rank(model, ranking, filled, gaps, scores, chars, top_k)
     return [dataclasses.replace(complete(model, items[j][0].encoding, items[j][1]), rank_score=v)
             for j, v in best]
 

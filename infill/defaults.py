@@ -4,8 +4,11 @@ A model folder may hold ``defaults.json`` = ``{"scorer": ..., "order": ..., "why
 builtins' are written from their accuracy benchmark), and optionally ``"gap"``: what a gap marker
 stands for when the user gives no length (builtin:english: ``"word"``, one whole word; infill's
 default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
-(builtin:english: ``"pll-word"``; infill's default: ``pll``). When a user does not choose these, the decode uses the model's
-recommendation, or infill's own defaults (HCB, left-to-right, 1) for a model that records none;
+(builtin:english: ``"pll-word"``; infill's default: ``pll``), ``"length_beam"`` (builtin:greek:
+``"shared"``) and ``"rerank"``: how completions of one length are reranked (infill's default and
+every builtin's: ``off``; :mod:`infill.reranking`). When a user does not choose these, the
+decode uses the model's recommendation, or infill's own defaults (HCB, left-to-right, 1) for a
+model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
 on stderr; JSON: ``config.defaults``; workbench).
 
@@ -22,7 +25,8 @@ from infill.errors import ModelLoadError
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
-           "resolve_length_score", "resolve_length_beam", "RANKING", "ranks_lengths",
+           "resolve_length_score", "resolve_length_beam", "resolve_rerank", "RANKING",
+           "ranks_lengths",
            "config_json"]
 
 DEFAULTS_FILE = "defaults.json"
@@ -35,7 +39,8 @@ class Recommendation:
     """What a model recommends (``source``: the model, e.g. ``builtin:greek``, or ``infill``);
     ``gap``: a gap marker's length when the user gives none (None: infill's, 1);
     ``length_score``: how fills of different lengths are ranked together (None: infill's, pll);
-    ``length_beam``: how their lengths are searched (None: infill's, ``each``)."""
+    ``length_beam``: how their lengths are searched (None: infill's, ``each``);
+    ``rerank``: how completions of one length are reranked (None: infill's, ``off``)."""
 
     scorer: str
     order: str
@@ -44,6 +49,7 @@ class Recommendation:
     gap: int | str | None = None
     length_score: str | None = None
     length_beam: str | None = None
+    rerank: str | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -72,30 +78,37 @@ class Defaults:
         rec = self.recommendation
         return {"options": list(self.values), "source": rec.source, "why": rec.why}
 
-    def ranked(self, ranks_lengths: bool) -> "Defaults":
+    def ranked(self, ranks_lengths: bool, reranks: bool = False) -> "Defaults":
         """These defaults as a result reports them: the options of fills of several lengths
-        (:data:`RANKING`) only where lengths were ranked."""
-        if ranks_lengths or not any(k in self.values for k in RANKING):
+        (:data:`RANKING`) only where lengths were ranked, ``rerank`` only where completions of
+        one length were reranked."""
+        drop = set() if ranks_lengths else set(RANKING)
+        if not reranks:
+            drop.add("rerank")
+        if not drop & set(self.values):
             return self
-        return Defaults({k: v for k, v in self.values.items() if k not in RANKING},
+        return Defaults({k: v for k, v in self.values.items() if k not in drop},
                         self.recommendation)
 
 
 def config_json(config, defaults: "Defaults | None", length_score: str | None = None,
-                length_beam: str | None = None) -> dict:
+                length_beam: str | None = None, rerank: str | None = None) -> dict:
     """A result's JSON ``config``: the decoding options that ran (``config``, a
     :class:`~infill.config.DecodeConfig` or None), ``defaults`` ({options, source, why}) when some
-    took the model's recommendation, and -- where fills of several lengths were ranked
-    (``length_score`` not None) -- how (``length_score``, ``length_beam``)."""
+    took the model's recommendation, -- where fills of several lengths were ranked
+    (``length_score`` not None) -- how (``length_score``, ``length_beam``), and ``rerank``
+    where completions of one length were reranked (:mod:`infill.reranking`)."""
     out = {} if config is None else config.to_json()
     ranked = length_score is not None
-    used = None if defaults is None else defaults.ranked(ranked)
+    used = None if defaults is None else defaults.ranked(ranked, rerank is not None)
     if used is not None and used.values:
         out["defaults"] = used.to_json()
     if ranked:
         out["length_score"] = length_score
         if length_beam is not None:
             out["length_beam"] = length_beam
+    if rerank is not None:
+        out["rerank"] = rerank
     return out
 
 
@@ -148,7 +161,8 @@ def recommendation(model) -> Recommendation:
                              f"\"order\": one of {', '.join(ORDERS)}, \"why\": text}}")
     return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label,
                           _gap(data.get("gap"), path), _length_score(data.get("length_score"), path),
-                          _length_beam(data.get("length_beam"), path))
+                          _length_beam(data.get("length_beam"), path),
+                          _rerank(data.get("rerank"), path))
 
 
 def _length_score(kind, path: Path) -> str | None:
@@ -163,6 +177,14 @@ def _length_beam(kind, path: Path) -> str | None:
     from infill.names import LENGTH_BEAMS
     if kind is not None and kind not in LENGTH_BEAMS:
         raise ModelLoadError(f"{path}: \"length_beam\" must be one of {', '.join(LENGTH_BEAMS)}, "
+                             f"got {str(kind)[:40]!r}")
+    return kind
+
+
+def _rerank(kind, path: Path) -> str | None:
+    from infill.names import RERANKS
+    if kind is not None and kind not in RERANKS:
+        raise ModelLoadError(f"{path}: \"rerank\" must be one of {', '.join(RERANKS)}, "
                              f"got {str(kind)[:40]!r}")
     return kind
 
@@ -218,10 +240,11 @@ def resolve_fill(model, request):
     gap, defaults = resolve_gap(request.gap, defaults)
     length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
     length_beam, defaults = resolve_length_beam(request.length_beam, gap, defaults)
+    rerank, defaults = resolve_rerank(request.rerank, config, defaults)
     if request.top_k > config.beam_size:
         config = config.replace(beam_size=request.top_k)
     return request.replace(decode=config, gap=gap, length_score=length_score,
-                           length_beam=length_beam), defaults
+                           length_beam=length_beam, rerank=rerank), defaults
 
 
 def resolve_gap(gap, defaults: Defaults):
@@ -248,6 +271,20 @@ def resolve_length_beam(length_beam: str | None, gap, defaults: Defaults):
     recorded in the returned :class:`Defaults` as :func:`resolve_length_score` records its
     option. Returns ``(length_beam, Defaults)``."""
     return _ranking_option("length_beam", length_beam, gap, defaults, "each")
+
+
+def resolve_rerank(rerank: str | None, config, defaults: Defaults):
+    """``rerank`` as given, or (None) the model's recommended one for beam search, else
+    infill's, ``off`` (a sampling baseline's draws and the AG decoder's joint are not reranked:
+    a model's recommendation does not apply to them; an explicit choice does). A recommended
+    one is recorded as used; a result reports it only where it reranked (:meth:`Defaults.
+    ranked`). Returns ``(rerank, Defaults)``."""
+    rec = defaults.recommendation
+    if rerank is not None:
+        return rerank, defaults
+    if rec.rerank is None or config.decoder != "beam" or config.sampling is not None:
+        return "off", defaults
+    return rec.rerank, Defaults({**defaults.values, "rerank": rec.rerank}, rec)
 
 
 def _ranking_option(name: str, given, gap, defaults: Defaults, library: str):

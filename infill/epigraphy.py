@@ -57,6 +57,8 @@ class EditionResult:
     ``decode`` config is what the restored file's provenance records."""
     defaults: object = None
     """Which options took the model's recommendation (:class:`~infill.defaults.Defaults`)."""
+    rerank: str | None = None
+    """How its completions were reranked (:mod:`infill.reranking`; None: not reranked)."""
 
     @property
     def config(self):
@@ -65,12 +67,13 @@ class EditionResult:
 
     def config_json(self) -> dict:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
-        model's recommendation, ``length_score`` when lacunae of uncertain length were ranked."""
+        model's recommendation, ``length_score`` when lacunae of uncertain length were ranked,
+        ``rerank`` when completions of one length were reranked."""
         from infill.defaults import config_json
         ranked = isinstance(self.request.gap, list)
         return config_json(self.config, self.defaults,
                            self.request.length_score if ranked else None,
-                           self.request.length_beam if ranked else None)
+                           self.request.length_beam if ranked else None, self.rerank)
 
     def lacunae_json(self) -> list[dict]:
         """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""
@@ -175,7 +178,8 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
 
 def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: bool = False,
                   window: bool = True, length_score: str | None = None,
-                  length_beam: str | None = None, unclear: str = "keep") -> list[EditionResult]:
+                  length_beam: str | None = None, unclear: str = "keep",
+                  rerank: str | None = None) -> list[EditionResult]:
     """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
     unreadable file or edition getting its ``error`` while the others are decoded together.
     Options left out take the model's recommendation, as for any fill
@@ -189,7 +193,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     request, defaults = resolve_fill(model, FillRequest(
         decode=config if config is not None else DecodeConfig(), top_k=top_k, gap=1,
         marker=MARKER, window=window, length_score=length_score, length_beam=length_beam,
-        unclear=unclear))
+        unclear=unclear, rerank=rerank))
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
     results = [read_for_restore(str(p), t, model, hide_supplied, unclear=unclear)
                for p, t in pairs]
@@ -216,7 +220,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
         if f.error is not None:
             r.error = f"{r.path}: {f.error}"
             continue
-        r.completions = f.completions
+        r.completions, r.rerank = f.completions, f.rerank
         r.readings = readings_for(r.rendered, f.completions, lexicon)
     return results
 
@@ -301,10 +305,13 @@ def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
 def describe(model_name: str, request, hide_supplied: bool) -> str:
     """What the header's <change> says: the model, the decoder and every option that ran
     (``request``: the resolved fill request), the number of readings kept."""
+    from infill.defaults import ranks_lengths
     opts = request.decode.to_json()
     if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score
         opts["length_beam"] = request.length_beam
+    if request.rerank not in (None, "off") and not ranks_lengths(request.gap):
+        opts["rerank"] = request.rerank                 # completions of one length: reranked
     shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None)
     return (f"Lost text restored by infill with model {model_name}, decoder "
             f"{opts.get('decoder', 'beam')} ({shown}); top {request.top_k} readings"

@@ -14,7 +14,7 @@ from infill.config import DecodeConfig
 from infill.errors import ConfigError, InputError
 from infill.fields import MAX_BATCH_SIZE, Request, option
 from infill.data.letters import check_letters
-from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, UNCLEAR
+from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
 
 __all__ = ["FillRequest", "MAX_GAP_DIGITS", "check_gap_text"]
 
@@ -78,6 +78,13 @@ class FillRequest(Request):
                                      "combination its own beam: combinations x the work). "
                                      "Default: the model's (builtin:greek: shared), else each.",
                                      choices=LENGTH_BEAMS, optional=True)
+    rerank: str | None = option(None, str, "How the beam's completions of gaps of one length "
+                                "are ranked: off (by their score) or by the mean of their score "
+                                "and the pseudo-log-likelihood of the filled text (pll), of the "
+                                "gap only (pll-gap) or of the gap with the rest of each word "
+                                "hidden (pll-word). Default: the model's (defaults.json), else "
+                                "off.",
+                                choices=RERANKS, optional=True)
     region: str | None = option(None, str, "Antibody models: redesign this IMGT region of each "
                                 "sequence (cdr1, cdr2, cdr3, fr1..fr4) instead of marking gaps.",
                                 choices=REGIONS, optional=True, what="region")

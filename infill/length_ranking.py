@@ -48,6 +48,7 @@ class _Candidate:
     terms: torch.Tensor
     blocks: list[list[int]] = field(default_factory=list)
     done: int = 0
+    base: float = 0.0
 
     @property
     def finished(self) -> bool:
@@ -56,7 +57,7 @@ class _Candidate:
     def bound(self) -> float:
         """The score so far: the exact score once finished, else an upper bound of it."""
         left = sum(len(b) for b in self.blocks[self.done:])
-        return float(self.terms.sum()) + SLACK * left
+        return self.base + float(self.terms.sum()) + SLACK * left
 
     def keys(self) -> list[int | None]:
         """Per scored position, which context character it holds, counted from the first gap
@@ -71,17 +72,21 @@ class _Candidate:
 
 def rank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Sequence[int]],
          scores: Sequence[float], chars: Sequence[int], top_k: int, exhaustive: bool = False,
-         progress: bool | None = None) -> list[tuple[int, float]]:
+         progress: bool | None = None, base: Sequence[float] | None = None
+         ) -> list[tuple[int, float]]:
     """The ``top_k`` best completions by the length score ``kind`` as (index, score), best
     first, ties in input order -- as sorting every score (:func:`infill.mcmc.energy.length_scores`).
     filled / gaps / scores / chars as there. ``exhaustive``: score every completion in full (the
-    reference); ``progress``: a bar of forward rows on stderr (None: when it is a terminal)."""
+    reference); ``progress``: a bar of forward rows on stderr (None: when it is a terminal);
+    ``base``: a value added to each completion's score (:mod:`infill.reranking`: the beam's)."""
     if kind not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
     if kind == "per-char":
         values = [float(s) / max(1, c) for s, c in zip(scores, chars)]
         return _top(range(len(values)), values, top_k)
     cands = [_candidate(model, kind, f, g) for f, g in zip(filled, gaps)]
+    for c, b in zip(cands, base if base is not None else ()):
+        c.base = float(b)
     from infill.progress import progress as bar_for
     total = sum(len(c.where) for c in cands)
     with bar_for(total=total, desc="lengths", unit="row", enabled=progress, leave=False) as bar:

@@ -9,7 +9,7 @@ tuples by ``tests/test_config.py``. In each tuple the first name is the default.
 from __future__ import annotations
 
 __all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
-           "LENGTH_SCORES", "LENGTH_BEAMS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
+           "LENGTH_SCORES", "LENGTH_BEAMS", "RERANKS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
@@ -34,6 +34,10 @@ LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
 LENGTH_BEAMS = ("shared", "each")
 """How the length combinations of gaps of uncertain length are searched (``length_beam``;
 :func:`infill.decoding.engine.beam_search`'s ``groups``): one shared beam, or a beam each."""
+RERANKS = ("off", "pll", "pll-gap", "pll-word")
+"""How the beam's completions of gaps of one length are reranked (``rerank``;
+:mod:`infill.reranking`): not at all, or by the mean of their score and the
+pseudo-log-likelihood of that name (:data:`LENGTH_SCORES`)."""
 UNCLEAR = ("keep", "restore")
 """How an unclear letter (Leiden underdot, EpiDoc ``<unclear>``) is read: as the editor reads it,
 or restored among its look-alikes (:mod:`infill.data.letters`)."""

@@ -13,8 +13,10 @@ For a text with lacunae (gaps) and, per lacuna, its candidate readings:
   updates along the order the beam would fill it in -- no search); combinations of several
   gap lengths also get the length score that ranks ``gap=LO-HI`` (``rank_score``,
   :mod:`infill.decoding.lengths`), exactly as the beam's completions do;
-- its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when the
-  lengths differ, else of ``score``), and each reading's ``prob`` the sum over the combinations
+- with one length and ``rerank`` (:mod:`infill.reranking`; builtin:greek's default), each gets
+  (score + its PLL) / 2 as ``rank_score``, the value the beam's completions are reranked by;
+- its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when
+  there is one, else of ``score``), and each reading's ``prob`` the sum over the combinations
   that hold it (its marginal);
 - the normal beam search runs too (the same request): each combination's ``beam_rank`` is its
   place in the beam's top-k (None: not there) and ``beam_score`` the beam's score of it (the
@@ -119,6 +121,7 @@ class ReadingsResult:
     length_score: str | None = None
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    rerank: str | None = None
     defaults: Any = field(default=None, compare=False)
     model: str | None = None
     id: str | None = None
@@ -126,7 +129,7 @@ class ReadingsResult:
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
         from infill.defaults import config_json
-        config = config_json(self.config, self.defaults, self.length_score)
+        config = config_json(self.config, self.defaults, self.length_score, rerank=self.rerank)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": self.gap, "notes": self.notes, "error": self.error,
                 "lacunae": [{"lacuna": k, "readings": [r.to_json() for r in rs]}
@@ -317,11 +320,13 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
                               c.resp, c.lem) for j, c in enumerate(rs)]
                for k, rs in enumerate(readings)]
     ranked = sorted(range(len(out)), key=lambda i: -probs[i])
-    lengths = any(s["rank_score"] is not None for s in scored)
+    lengths = len({id(s["var"]) for s in scored}) > 1
+    reranked = not lengths and scored[0]["rank_score"] is not None
     return ReadingsResult(text, lacunae, [out[i] for i in ranked], beam.completions,
                           config=config, gap=request.gap,
                           length_score=request.length_score if lengths else None,
-                          notes=list(beam.notes), defaults=defaults)
+                          notes=list(beam.notes), defaults=defaults,
+                          rerank=request.rerank if reranked else None)
 
 
 def _key(completion) -> tuple:
@@ -406,6 +411,8 @@ def _score_combos(model, variants: dict, ids: list[list[list[int]]], combos: lis
         o["rank_score"] = None
     if len({id(o["var"]) for o in out}) > 1:
         _length_scores(model, out, request.length_score)
+    elif getattr(request, "rerank", None) not in (None, "off"):
+        _rerank_scores(model, out, request.rerank)
     return out
 
 
@@ -429,6 +436,19 @@ def _check_placeable(var, at: dict, texts: list[str]) -> None:
                                  f"token {j + 1} may not stand there (outside the position's "
                                  "letter set #[...], or not one whole word of word pieces where "
                                  "the gap is 'word')", field="readings")
+
+
+def _rerank_scores(model, out: list[dict], kind: str) -> None:
+    """Each combination's (score + PLL) / 2 (:mod:`infill.reranking`, all of them: exhaustive), the
+    value the beam's completions of one length are reranked by."""
+    from infill.api import _filled
+    from infill.reranking import rerank
+
+    values = rerank(model, kind, [_filled(o["var"], o["hyp"]) for o in out],
+                    [o["var"].encoding.positions for o in out], [o["score"] for o in out],
+                    len(out), exhaustive=True)
+    for j, v in values:
+        out[j]["rank_score"] = v
 
 
 def _length_scores(model, out: list[dict], length_score: str) -> None:

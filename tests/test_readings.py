@@ -178,6 +178,32 @@ def test_lengths_are_ranked_by_the_length_score(bert):
     assert any(c.beam_rank is not None for c in r.combinations)
 
 
+def test_one_length_is_ranked_as_the_fill_reranks():
+    """With rerank, readings of one length get (score + PLL) / 2 as ``rank_score`` (the value the
+    beam's reranked completions carry), their prob its softmax; off, they have none
+    (builtin:english, whose PLL tells these words apart)."""
+    bert = infill.load_model("builtin:english", device="cpu")
+    text, cands = "To be, or not to ___, that is the question.", ["be|see|go|die|live|do"]
+    r = infill.readings(bert, text, cands, gap=1, beam_size=20, top_k=20, rerank="pll")
+    assert r.rerank == "pll" and r.to_json()["config"]["rerank"] == "pll"
+    top = max(c.rank_score for c in r.combinations)
+    z = sum(math.exp(c.rank_score - top) for c in r.combinations)
+    for c in r.combinations:
+        assert c.prob == pytest.approx(math.exp(c.rank_score - top) / z, rel=1e-9)
+    beam = {tuple(comp.fills): comp for comp in r.completions}
+    found = [c for c in r.combinations if c.beam_rank is not None]
+    assert found and all(c.rank_score == pytest.approx(beam[tuple(c.readings)].rank_score,
+                                                       abs=1e-4) for c in found)
+    off = infill.readings(bert, text, cands, gap=1, beam_size=20, top_k=20, rerank="off")
+    assert off.rerank is None and all(c.rank_score is None for c in off.combinations)
+    assert [c.score for c in off.combinations] == \
+        sorted((c.score for c in off.combinations), reverse=True)
+    assert {c.readings: c.score for c in off.combinations} == \
+        pytest.approx({c.readings: c.score for c in r.combinations}, abs=1e-6)
+    was = {c.readings: c.prob for c in off.combinations}
+    assert max(abs(c.prob - was[c.readings]) for c in r.combinations) > 0.01
+
+
 def test_a_long_text_is_scored_in_the_fills_windows(bert):
     """A text longer than the model: readings are scored in the context windows the fill
     decodes in, and a fill the beam found gets its score."""

@@ -98,6 +98,13 @@ class FillRun:
             r.gap is not None and ranks_lengths(list(r.gap) if isinstance(r.gap, tuple) else r.gap)
             for r in self.inputs)
 
+    @property
+    def reranks(self) -> bool:
+        """Whether completions of one length are reranked (:mod:`infill.reranking`): ``rerank``
+        is not ``off`` and the request's gap is one length."""
+        from infill.defaults import ranks_lengths
+        return self.request.rerank not in (None, "off") and not ranks_lengths(self.request.gap)
+
     def batches(self) -> list[list[Input]]:
         """The inputs in batches of ``batch_size`` (each decoded in one call), the first input
         alone: its answer streams out within one input's time, however large the batches."""

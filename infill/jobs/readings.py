@@ -30,7 +30,8 @@ APP_MARKER = "\x00"
 
 def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str = "___",
              config: DecodeConfig | None = None, length_score: str | None = None,
-             window: bool = True, name: str | None = None, **options) -> ReadingsResult:
+             window: bool = True, name: str | None = None, rerank: str | None = None,
+             **options) -> ReadingsResult:
     """Score the ``readings`` of each lacuna of ``text`` (per lacuna, in order: a ``'a|b'``
     string or a list of strings, ``(text, resp)`` pairs or :class:`~infill.reading_scores.Candidate`
     s) under the decoding options (``config`` and/or keywords, as :func:`infill.fill`; left out:
@@ -44,7 +45,8 @@ def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str =
     if not isinstance(text, str) or not text.strip():
         raise InputError("readings: give the text (one string with its lacunae)", field="text")
     request = FillRequest(decode=DecodeConfig.from_options(config, **options), top_k=top_k,
-                          gap=gap, marker=marker, length_score=length_score, window=window)
+                          gap=gap, marker=marker, length_score=length_score, window=window,
+                          rerank=rerank)
     [read], _ = prepare(model, as_inputs([text]), request)
     if read.error is not None:
         raise InputError(read.error)
@@ -141,7 +143,8 @@ def _edition_text(edition, apps: dict) -> str:
 
 def epidoc_readings(model, inputs, top_k: int = 5, config: DecodeConfig | None = None,
                     length_score: str | None = None, window: bool = True,
-                    name: str | None = None) -> list[EditionReadings]:
+                    name: str | None = None, rerank: str | None = None
+                    ) -> list[EditionReadings]:
     """Score the ``<app>`` readings of EpiDoc files (paths, or (path, text) pairs), one result
     per file; a file that cannot be read, or has no ``<app>`` in a lost supplement, gets its
     ``error``."""
@@ -156,14 +159,14 @@ def epidoc_readings(model, inputs, top_k: int = 5, config: DecodeConfig | None =
         if read.error is not None:
             continue
         try:
-            _edition_scores(model, res, top_k, config, length_score, window, name)
+            _edition_scores(model, res, top_k, config, length_score, window, name, rerank)
         except InfillError as e:
             res.error = f"{res.path}: {e.message()}"
     return out
 
 
-def _edition_scores(model, res: EditionReadings, top_k, config, length_score, window, name
-                    ) -> None:
+def _edition_scores(model, res: EditionReadings, top_k, config, length_score, window, name,
+                    rerank=None) -> None:
     apps = app_readings(res.edition)
     if not apps:
         raise InputError("no <app> with readings inside a lost supplement (<supplied "
@@ -173,7 +176,8 @@ def _edition_scores(model, res: EditionReadings, top_k, config, length_score, wi
     element = {id(c): el for k in res.lacunae for c, el in apps[k]}
     text = _edition_text(res.edition, apps)
     request = FillRequest(decode=config or DecodeConfig(), top_k=top_k, gap=None,
-                          marker=APP_MARKER, length_score=length_score, window=window)
+                          marker=APP_MARKER, length_score=length_score, window=window,
+                          rerank=rerank)
     res.result = _score(model, text, cands, request, None)
     res.elements = [[element[id(c)] for c in rs] for rs in cands]     # the readings kept
     res.result.input, res.result.model = text.replace(APP_MARKER, "[…]"), name
@@ -190,7 +194,7 @@ def epidoc_readings_output(res: EditionReadings, model_name: str) -> str:
         for r, el in zip(rs, els):
             el.set("cert", _prob(r.prob))
     request = FillRequest(decode=res.result.config, top_k=len(res.result.completions) or 1,
-                          gap=res.result.gap, marker=APP_MARKER)
+                          gap=res.result.gap, marker=APP_MARKER, rerank=res.result.rerank)
     add_header(res.edition, describe(model_name, request, False).replace(
         "Lost text restored", "Readings of the apparatus scored"), __version__)
     return serialize(res.edition)

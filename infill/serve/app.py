@@ -2,7 +2,7 @@
 
     GET  /              the workbench page (all assets from /static: works offline)
     GET  /api/models    the models a request may name: name, family, status, description
-    GET  /api/options   scorers, orders, defaults and limits (what the page's controls offer)
+    GET  /api/options   scorers, orders, regions, reranks, defaults and limits (what the page's controls offer)
     GET  /api/health    {"status": "ok", ...} and the batching worker's counters
     POST /api/fill      one input -> the object of one line of ``infill run --json``
                         ("record": "all": every FASTA record -> {"records": [one such per record]})
@@ -49,6 +49,7 @@ from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, To
 from infill.serve.schema import FillRequest, build_job, parse_request
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
+from infill.names import RERANKS
 
 __all__ = ["STATIC", "create_app"]
 
@@ -197,7 +198,7 @@ def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model
     async def options() -> Response:
         return json_response({
             "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
-            "regions": list(REGIONS),
+            "regions": list(REGIONS), "reranks": list(RERANKS),
             "defaults": {"model": default_model,        # None: the model's recommendation
                          **{k: f.default for k, f in FillRequest.model_fields.items()
                             if k not in ("text", "model", "id")}},

@@ -24,6 +24,7 @@ from infill.defaults import resolve_fill
 from infill.epigraphy import MARKER, EditionResult, edition_letters, epidoc_output, \
     leiden_output, read_for_restore, readings_for
 from infill.errors import InputError
+from infill.names import RERANKS
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import (NOT_SERVED, OldNames, _within, decode_config, decoding_fields,
@@ -47,6 +48,7 @@ class _Upload(OldNames):
     hide_supplied: bool = False
     unclear: Literal["keep", "restore"] = "keep"
     top_k: int = 5
+    rerank: Literal[RERANKS] | None = None
     _notes: list[str] = PrivateAttr(default_factory=list)
 
 
@@ -117,7 +119,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
         raise TooLarge(f"edition too long: {len(res.rendered.text)} characters (limit "
                        f"{limits.max_text})")
     return Job(model, request.decode, tuple(spans) or 1, MARKER, res.rendered.text,
-               request.top_k, frozen_letters(edition_letters(res))), res
+               request.top_k, frozen_letters(edition_letters(res)), request.rerank), res
 
 
 def epidoc_answer(res: EditionResult, fill, model: str) -> dict:
@@ -125,7 +127,7 @@ def epidoc_answer(res: EditionResult, fill, model: str) -> dict:
     from infill.data.accents import default_lexicon
 
     if fill is not None:
-        res.completions = fill.completions
+        res.completions, res.rerank = fill.completions, fill.rerank
         res.notes += [n for n in fill.notes if n not in res.notes]
         res.readings = readings_for(res.rendered, fill.completions, default_lexicon())
     return {"input": res.text, "model": model, "config": res.config_json(), "notes": res.notes,

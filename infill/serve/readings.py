@@ -16,9 +16,12 @@ a 400 with one line.
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import ConfigDict, ValidationError, create_model
 
 from infill.errors import InputError
+from infill.names import RERANKS
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import OldNames, decode_config, decoding_fields
@@ -38,6 +41,7 @@ class _Body(OldNames):
     marker: str = "___"
     top_k: int = 5
     id: str | None = None
+    rerank: Literal[RERANKS] | None = None
 
 
 ReadingsBody = create_model("ReadingsBody", __base__=_Body, __module__=__name__,
@@ -74,6 +78,6 @@ def readings_answer(req, catalog: ModelCatalog, limits: Limits, default_model: s
     name = catalog.check(req.model or default_model)
     model = catalog.get(name)
     result = readings(model, req.text, req.readings, gap=req.gap, top_k=req.top_k,
-                      marker=req.marker, config=decode_config(req), name=name)
+                      marker=req.marker, config=decode_config(req), name=name, rerank=req.rerank)
     result.id = req.id
     return result.to_json()

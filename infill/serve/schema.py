@@ -38,6 +38,7 @@ from infill.config import DecodeConfig
 from infill.defaults import Defaults, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
+from infill.names import RERANKS
 from infill.jobs.fill import FillRequest as FillJob
 from infill.jobs.fill import prepare
 from infill.jobs.inputs import Input, text_inputs
@@ -130,6 +131,7 @@ class _Body(OldNames):
     record: int | Literal["all"] = 1
     letters: list[list[str | list[str] | None] | None] | None = None
     unclear: Literal["keep", "restore"] = "keep"
+    rerank: Literal[RERANKS] | None = None
     _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("record", mode="before")
@@ -173,7 +175,8 @@ def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) 
     config = decode_config(req) if config is None else config
     fields = dict(decode=config, top_k=req.top_k, gap=getattr(req, "gap", None),
                   marker=getattr(req, "marker", "___"), region=getattr(req, "region", None),
-                  letters=getattr(req, "letters", None), unclear=getattr(req, "unclear", "keep"))
+                  letters=getattr(req, "letters", None), unclear=getattr(req, "unclear", "keep"),
+                  rerank=getattr(req, "rerank", None))
     return FillJob(**{**fields, **changes})
 
 
@@ -252,7 +255,7 @@ def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
     gap = request.gap if read.gap is None else tuple(read.gap)   # [c.3]: its whole range
     letters = request.letters if read.letters is None else read.letters     # #[ηιν] in the text
     return Job(model, request.decode, gap, request.marker, read.text, request.top_k,
-               frozen_letters(letters)), list(read.notes)
+               frozen_letters(letters), request.rerank), list(read.notes)
 
 
 def frozen_letters(letters) -> tuple | None:

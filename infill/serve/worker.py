@@ -54,11 +54,12 @@ class Job:
     text: str
     top_k: int
     letters: tuple | None = None    # letter sets per gap (nested tuples), as fill takes them
+    rerank: str | None = None       # resolved: "off" or a PLL (infill.reranking); None: fill's
 
     @property
     def key(self) -> tuple:
         """Jobs with equal keys are decoded in one ``fill_each`` call."""
-        return (self.model, self.config, self.gap, self.marker, self.letters)
+        return (self.model, self.config, self.gap, self.marker, self.letters, self.rerank)
 
 
 _STOP = object()
@@ -237,7 +238,7 @@ class BatchWorker:
                 extra = {} if job.letters is None else {"letters": job.letters}
                 results = self.fill(model, [j.text for j, _ in items], gap=gap,
                                     top_k=max(j.top_k for j, _ in items), marker=job.marker,
-                                    config=job.config, **extra)
+                                    config=job.config, rerank=job.rerank, **extra)
         except InfillError as e:           # the whole group's problem (e.g. a gap too long)
             public = type(e)(_public(str(e), model, job.model))
             for _, fut in items:

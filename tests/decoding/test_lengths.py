@@ -1,5 +1,7 @@
 """Gaps of uncertain length and whole-word gaps: the ranking across lengths against scores
-recomputed independently (one forward pass per masked position, written here)."""
+recomputed independently (one forward pass per masked position, written here); and the
+reranking of one length's completions by (score + PLL) / 2 (:mod:`infill.reranking`) against
+the same."""
 from __future__ import annotations
 
 import sys
@@ -228,3 +230,60 @@ def test_cli_gap_range_word_and_length_score(bert_dir):
     for bad, msg in (("1-40", f"at most {MAX_LENGTHS} lengths"), ("x", "a gap length is")):
         r = runner.invoke(main, ["run", "--model", bert_dir, "--gap", bad, TEXT])
         assert r.exit_code == 2 and msg in r.output and "Traceback" not in r.output
+
+
+# ---- rerank: one length's completions by (score + PLL) / 2 -----------------------------------
+@pytest.fixture(scope="module")
+def english():
+    return infill.load_model("builtin:english", device="cpu")
+
+
+@pytest.mark.parametrize("kind", ["pll", "pll-gap", "pll-word"])
+def test_rerank_orders_the_beam_by_score_plus_pll(english, kind):
+    """The reranked list is the beam's completions (rerank off) sorted by the mean of their
+    decoder score and the PLL computed here, one forward pass per masked position (builtin:english: three
+    word pieces, where each kind reorders the beam)."""
+    beam, m = 8, english
+    plain = infill.fill(m, TEXT, gap=3, top_k=beam, beam_size=beam, rerank="off")[0]
+    got = infill.fill(m, TEXT, gap=3, top_k=beam, beam_size=beam, rerank=kind)[0]
+    want = []
+    for c in plain:
+        ids, gap_pos = filled_ids(m, TEXT, 3, c.tokens)
+        value = {"pll": lambda: pll(m, ids), "pll-gap": lambda: pll(m, ids, gap_pos),
+                 "pll-word": lambda: pll_word(m, ids, gap_pos)}[kind]()
+        want.append(((c.score + value) / 2, c.tokens, c.score))
+    want.sort(key=lambda v: -v[0])
+    assert [c.tokens for c in got] == [t for _, t, _ in want]
+    assert [c.score for c in got] == pytest.approx([s for _, _, s in want], abs=1e-6)
+    assert [c.rank_score for c in got] == pytest.approx([v for v, _, _ in want], abs=1e-4)
+    assert [c.tokens for c in got] != [c.tokens for c in plain]       # it really reorders
+    assert all(c.rank_score is None for c in plain)
+
+
+def test_rerank_does_not_depend_on_top_k_and_takes_windows_and_several_gaps(greek_char_dir):
+    """top_k cuts the reranked list of the whole beam; an input longer than the model (48
+    characters: decoded in windows) with two gaps far apart is reranked as a short one is."""
+    m = infill.load_model(greek_char_dir, device="cpu")
+    text = "και ?? τον δημον " + "των αθηναιων " * 5 + "εδοξε τηι βουλ??"
+    full = infill.fill(m, text, gap=1, marker="?", top_k=6, beam_size=6, rerank="pll")[0]
+    assert len(full) == 6 and all(c.rank_score is not None for c in full)
+    assert [c.rank_score for c in full] == sorted((c.rank_score for c in full), reverse=True)
+    for k in (1, 3):
+        got = infill.fill(m, text, gap=1, marker="?", top_k=k, beam_size=6, rerank="pll")[0]
+        assert [(c.tokens, c.rank_score) for c in got] == \
+            [(c.tokens, c.rank_score) for c in full[:k]]
+    plain = infill.fill(m, text, gap=1, marker="?", top_k=6, beam_size=6, rerank="off")[0]
+    assert sorted(c.tokens for c in plain) == sorted(c.tokens for c in full)
+
+
+def test_rerank_leaves_gaps_of_uncertain_length_to_the_length_score(bert):
+    """A range is ranked by length_score whatever rerank says; the result records which."""
+    a = infill.fill_each(bert, [TEXT], gap=(1, 2), top_k=4, rerank="pll")[0]
+    b = infill.fill_each(bert, [TEXT], gap=(1, 2), top_k=4, rerank="off")[0]
+    assert [(c.tokens, c.rank_score) for c in a.completions] == \
+        [(c.tokens, c.rank_score) for c in b.completions]
+    assert a.rerank is None and "rerank" not in a.to_json()["config"]
+    one = infill.fill_each(bert, [TEXT], gap=2, top_k=4, rerank="pll")[0]
+    assert one.rerank == "pll" and one.to_json()["config"]["rerank"] == "pll"
+    with pytest.raises(ConfigError, match="rerank"):
+        infill.fill(bert, TEXT, gap=2, rerank="bleu")

@@ -135,3 +135,43 @@ def test_a_recommended_length_score_ranks_the_lengths_unless_one_is_chosen(recom
                                                  "length_score": "bleu", "why": WHY}))
     with pytest.raises(ModelLoadError, match=r"defaults\.json: \"length_score\""):
         recommendation(str(d))
+
+
+def test_a_recommended_rerank_reorders_one_length_unless_one_is_chosen(recommending,
+                                                                       monkeypatch):
+    """defaults.json's "rerank" reranks the completions of a gap of one length when the user
+    chooses none; it is recorded and said only where it reranked, a given
+    one wins, a sampling baseline is not reranked, and a bad one names the file."""
+    assert recommendation("builtin:greek").rerank is None        # measured: not worth it
+    assert recommendation("builtin:english").rerank is None
+    d = recommending("english", {"scorer": "hcb", "order": "left-to-right", "rerank": "pll",
+                                 "why": WHY})
+    m = infill.load_model(str(d), device="cpu")
+    text, opts = "the ___ sat on the mat", dict(gap=3, top_k=5, beam_size=8)
+    auto = infill.fill_each(m, [text], **opts)[0]
+    given = infill.fill_each(m, [text], rerank="pll", **opts)[0]
+    off = infill.fill_each(m, [text], rerank="off", **opts)[0]
+    assert [(c.tokens, c.rank_score) for c in auto.completions] == \
+        [(c.tokens, c.rank_score) for c in given.completions]
+    assert [c.tokens for c in auto.completions] != [c.tokens for c in off.completions]
+    cfg = auto.to_json()["config"]
+    assert cfg["rerank"] == "pll" and cfg["defaults"]["options"] == ["scorer", "order", "rerank"]
+    assert "rerank" not in given.defaults.values and given.to_json()["config"]["rerank"] == "pll"
+    assert off.rerank is None and "rerank" not in off.to_json()["config"]
+    assert all(c.rank_score is None for c in off.completions)
+    sampled = infill.fill_each(m, [text], sampling="pure", **opts)[0]
+    assert sampled.rerank is None and "rerank" not in sampled.defaults.values
+    ranged = infill.fill_each(m, [text], gap="1-2", top_k=3)[0].to_json()["config"]
+    assert "rerank" not in ranged and "rerank" not in ranged["defaults"]["options"]
+    monkeypatch.setattr("infill_cli.status.interactive", lambda: True)
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(d), "--gap", "3", text])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["config"]["rerank"] == "pll"
+    assert r.stderr.splitlines()[0].startswith("defaults: scorer hcb, order left-to-right, "
+                                               "rerank pll")
+    r = CliRunner().invoke(main, ["run", "--json", "--model", str(d), "--rerank", "off", text])
+    assert r.exit_code == 0 and "rerank" not in json.loads(r.stdout)["config"]
+    (d / "defaults.json").write_text(json.dumps({"scorer": "hcb", "order": "left-to-right",
+                                                 "rerank": "bleu", "why": WHY}))
+    with pytest.raises(ModelLoadError, match=r"defaults\.json: \"rerank\""):
+        recommendation(str(d))

@@ -78,3 +78,44 @@ def test_epidoc_provenance_is_the_decode_that_ran(catalog, tmp_path):
     change = xml[xml.index("Lost text restored by infill"):].split("<", 1)[0]
     assert "scorer=standard" in change and "scorer=hcb" not in change
     assert "order=left-to-right" in change and "beam_size=5" in change
+
+
+def test_rerank_is_one_behaviour_in_every_entry_point(catalog, client):
+    """A lacuna of one length reranked by score with pll, or not (left out: builtin:greek's
+    default, off): the job, the API, the CLI and HTTP answer the same completions and rank
+    scores, and say so."""
+    model, text = catalog.get("builtin:greek"), "ἔδοξεν τῆι βουλῆι καὶ τῶι ?????"
+    got = {}
+    for rerank in ("pll", None):
+        kw = {} if rerank is None else {"rerank": rerank}
+        via_job = next(iter(fill_inputs(model, [text], top_k=3, marker="?", **kw)))
+        via_api = infill.fill_each(model, [text], top_k=3, marker="?", **kw)[0]
+        cli = CliRunner().invoke(main, ["run", "--json", "-m", "builtin:greek", "-k", "3",
+                                        "--marker", "?", *(["--rerank", rerank] if rerank
+                                                           else []), text])
+        http = client.post("/api/fill", json={"text": text, "model": "builtin:greek",
+                                              "top_k": 3, "marker": "?", **kw})
+        assert cli.exit_code == 0 and http.status_code == 200, cli.output + http.text
+        answers = [via_job.to_json(), via_api.to_json(), json.loads(cli.stdout), http.json()]
+        assert [a["config"].get("rerank") for a in answers] == [rerank] * 4
+        rows = [[(c["text"], c.get("rank_score")) for c in a["completions"]] for a in answers]
+        for r in rows[1:]:
+            assert [t for t, _ in r] == [t for t, _ in rows[0]]
+            assert [s for _, s in r] == pytest.approx([s for _, s in rows[0]], abs=1e-5)
+        got[rerank] = rows[0]
+    assert all(s is not None for _, s in got["pll"]) and all(s is None for _, s in got[None])
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "epidoc" / "iospe_1.10.xml"
+    args = ["run", "-m", "builtin:greek", "-k", "2", "--hide-supplied", "--rerank", "pll", str(src)]
+    cli = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    http = client.post("/api/epidoc", json={"xml": src.read_text(encoding="utf-8"), "top_k": 2,
+                                            "model": "builtin:greek", "hide_supplied": True,
+                                            "rerank": "pll"}).json()
+    assert cli["config"]["rerank"] == http["config"]["rerank"] == "pll"
+    assert [c["rank_score"] for c in cli["completions"]] == \
+        pytest.approx([c["rank_score"] for c in http["completions"]], abs=1e-5)
+    xml = CliRunner().invoke(main, [*args, "--output-format", "epidoc"]).stdout
+    assert "rerank=pll" in xml[xml.index("Lost text restored by infill"):].split("<", 1)[0]
+    bad = CliRunner().invoke(main, ["run", "-m", "builtin:greek", "--rerank", "bleu", text])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    bad = client.post("/api/fill", json={"text": text, "model": "builtin:greek", "rerank": "x"})
+    assert bad.status_code == 400 and "rerank" in bad.json()["error"]

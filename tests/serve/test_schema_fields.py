@@ -14,8 +14,9 @@ from infill.serve.schema import NOT_SERVED, FillRequest, decode_config, parse_re
 
 @pytest.mark.parametrize("model, skipped, own", [
     (FillRequest, NOT_SERVED, {"text", "model", "gap", "marker", "top_k", "id", "region", "record",
-                               "letters", "unclear"}),
-    (EpidocRequest, EPIDOC_NOT_SERVED, {"xml", "model", "hide_supplied", "unclear", "top_k"}),
+                               "letters", "unclear", "rerank"}),
+    (EpidocRequest, EPIDOC_NOT_SERVED, {"xml", "model", "hide_supplied", "unclear", "top_k",
+                                                "rerank"}),
 ])
 def test_every_decoding_option_is_a_field_or_listed(model, skipped, own):
     options = {name: spec for name, spec in described(DecodeConfig)}

@@ -192,7 +192,8 @@ function shown(v) {            // a value as text; "" for none (never "undefined
   return Array.isArray(v) ? v.map(shown).join("–") : String(v);
 }
 
-const OPTION_NAMES = {gap: "gap length", length_score: "length score", beam_size: "beam"};
+const OPTION_NAMES = {gap: "gap length", length_score: "length score", beam_size: "beam",
+                      rerank: "rerank"};
 
 // the options the model's recommendation chose, on one line: "defaults: scorer standard, order
 // left-to-right (builtin:greek's)"; the reason behind it opens below (as the CLI's status line)
@@ -230,7 +231,8 @@ function extent(result) {
 function summary(result, what, ms, filled = extent(result)) {
   const cfg = result.config || {};
   const parts = [result.model, cfg.scorer, cfg.order,
-                 cfg.beam_size ? `beam ${cfg.beam_size}` : "", filled,
+                 cfg.beam_size ? `beam ${cfg.beam_size}` : "",
+                 cfg.rerank ? `reranked by score with ${cfg.rerank}` : "", filled,
                  shown(cfg.seed) ? `seed ${cfg.seed}` : "",
                  ms === undefined ? what : `${what} in ${ms} ms`];
   return parts.filter(Boolean).join(" · ");
@@ -560,12 +562,14 @@ function renderReadings(data, ms) {
   const cfg = data.config;
   $("readings-summary").textContent = `${plural(data.combinations.length, "combination")} ` +
     `scored with ${cfg.scorer}, ${cfg.order} (beam ${cfg.beam_size}` +
-    (cfg.length_score ? `; lengths ranked by ${cfg.length_score}` : "") + `; ${data.model}; ${ms} ms)`;
+    (cfg.length_score ? `; lengths ranked by ${cfg.length_score}` : "") +
+    (cfg.rerank ? `; reranked by score with ${cfg.rerank}` : "") + `; ${data.model}; ${ms} ms)`;
+  const ranked = Boolean(cfg.length_score || cfg.rerank);
   $("readings-notes").replaceChildren(...(data.notes || []).map((n) => el("li", {}, n)));
-  const cols = ["prob", "score", ...(cfg.length_score ? ["rank_score"] : []), "beam rank", "readings"];
+  const cols = ["prob", "score", ...(ranked ? ["rank_score"] : []), "beam rank", "readings"];
   const head = el("tr", {}, ...cols.map((h) => el("th", {}, h)));
   $("readings-table").replaceChildren(head, ...data.combinations.map((c) => el("tr", {},
-    ...[c.prob.toFixed(3), fmtScore(c.score), ...(cfg.length_score ? [fmtScore(c.rank_score)] : []),
+    ...[c.prob.toFixed(3), fmtScore(c.score), ...(ranked ? [fmtScore(c.rank_score)] : []),
         c.beam_rank ?? "not in the top-k", c.readings.join(" | ") + (c.exact ? "" : " (lower bound)")]
       .map((v) => el("td", {}, String(v))))));
   $("readings-lacunae").replaceChildren(...(data.lacunae.length > 1 ? data.lacunae : []).map((l) =>
