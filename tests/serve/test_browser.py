@@ -464,3 +464,21 @@ def test_page_restores_an_unclear_letter_when_asked(cli_server, browser):
         lambda d: d.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis"))
     first = browser.find_element(By.CSS_SELECTOR, "#ranked li.hypothesis")
     assert first.get_attribute("data-text").endswith("δήμωι")
+
+
+def test_page_reranks_when_asked(cli_server, browser, catalog, expected_fn):
+    """The Rerank picker sends ``rerank``: the Odyssey's line ranked by (score + pll) / 2 is what
+    ``fill_each(..., rerank="pll")`` answers (μέσσα before μοῦσα), and the summary says so."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    want = expected_fn(catalog, "builtin:greek", ODYSSEY_READ, top_k=5, rerank="pll")
+    plain = expected_fn(catalog, "builtin:greek", ODYSSEY_READ, top_k=5)
+    assert [c["text"] for c in want["completions"]] != [c["text"] for c in plain["completions"]]
+    _restore(browser, cli_server, ODYSSEY, 1100)
+    Select(browser.find_element(By.ID, "rerank")).select_by_value("pll")
+    browser.find_element(By.ID, "submit").click()
+    WebDriverWait(browser, WAIT).until(
+        lambda d: "reranked by score with pll" in d.find_element(By.ID, "summary").text)
+    texts = [li.get_attribute("data-text")
+             for li in browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")]
+    assert texts == [c["text"] for c in want["completions"]]

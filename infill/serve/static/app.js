@@ -444,6 +444,7 @@ function payload() {
                 marker: $("marker").value, scorer: $("scorer").value || null,
                 beam_size: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
   if ($("order").value) body.order = $("order").value;     // else the model's default
+  if ($("rerank").value) body.rerank = $("rerank").value;
   const record = $("record").value;
   if (!$("record-field").hidden && record) body.record = record === "all" ? "all" : Number(record);
   if (!$("region-field").hidden && $("region").value) body.region = $("region").value;
@@ -646,12 +647,15 @@ async function init() {
     $("region").append(...(options.regions || []).map((r) => el("option", {value: r}, r)));
     $("order").replaceChildren(el("option", {value: ""}, "model's default"),
                                ...options.orders.map((s) => el("option", {value: s}, s)));
+    $("rerank").replaceChildren(el("option", {value: ""}, "model's default"),
+                                ...options.reranks.map((s) => el("option", {value: s}, s)));
     $("model").replaceChildren(...models.map((m) => el("option",
       {value: m.name, title: m.description}, `${m.name} (${m.knows || m.family}${m.status === "loaded" ? ", loaded" : ""})`)));
     const d = options.defaults;
     $("model").value = d.model;
     $("scorer").value = "";
     $("order").value = "";
+    $("rerank").value = "";
     for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k === "beam" ? "beam_size" : k] ?? "";
     $("marker").value = d.marker;
     const lim = options.limits;

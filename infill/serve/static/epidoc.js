@@ -60,6 +60,7 @@
                   beam_size: field("beam"), top_k: field("top_k"), seed: field("seed")};
     if ($("scorer").value) body.scorer = $("scorer").value;
     if ($("order").value) body.order = $("order").value;     // else the model's default
+    if ($("rerank").value) body.rerank = $("rerank").value;
     let res, answer;
     try {
       res = await fetch("/api/epidoc", {method: "POST", body: JSON.stringify(body),
