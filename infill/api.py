@@ -535,7 +535,7 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
     length only), else reranked by (score + the PLL ``ranking``) / 2 unless it is ``off``
     (:mod:`infill.reranking`), computed only for the completions that can reach the top
     ``top_k`` (:func:`infill.length_ranking.rank`, exact)."""
-    if not several and ranking == "off":
+    if not items or (not several and ranking == "off"):
         return [complete(model, var.encoding, h) for var, h in items[:top_k]]
     from infill.length_ranking import rank
     from infill.reranking import rerank
