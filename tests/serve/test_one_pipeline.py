@@ -119,3 +119,25 @@ def test_rerank_is_one_behaviour_in_every_entry_point(catalog, client):
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     bad = client.post("/api/fill", json={"text": text, "model": "builtin:greek", "rerank": "x"})
     assert bad.status_code == 400 and "rerank" in bad.json()["error"]
+
+
+def test_reranked_readings_are_one_behaviour_in_every_entry_point(catalog, client):
+    """Proposed readings ranked with ``rerank="pll"``: ``infill.readings``, ``infill run
+    --readings`` and ``POST /api/readings`` give the same rank scores and probabilities."""
+    text, cands = "ἔδοξε τῆι βουλῆι καὶ τῶι [....]ι", "δήμω|δάμω|δήμο"
+    via_api = infill.readings(catalog.get("builtin:greek"), text, [cands], rerank="pll",
+                              name="builtin:greek").to_json()
+    cli = CliRunner().invoke(main, ["run", "--json", "-m", "builtin:greek", "--rerank", "pll",
+                                    text, "--readings", cands])
+    http = client.post("/api/readings", json={"text": text, "readings": [cands],
+                                              "model": "builtin:greek", "rerank": "pll"})
+    assert cli.exit_code == 0 and http.status_code == 200, cli.output + http.text
+    answers = [via_api, json.loads(cli.stdout), http.json()]
+    assert [a["config"]["rerank"] for a in answers] == ["pll"] * 3
+    rows = [[(c["readings"], c["rank_score"], c["prob"]) for c in a["combinations"]]
+            for a in answers]
+    for r in rows[1:]:
+        assert [x[0] for x in r] == [x[0] for x in rows[0]]
+        assert [v for x in r for v in x[1:]] == \
+            pytest.approx([v for x in rows[0] for v in x[1:]], abs=1e-5)
+    assert all(x[1] is not None for x in rows[0])
