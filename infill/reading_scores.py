@@ -13,7 +13,7 @@ For a text with lacunae (gaps) and, per lacuna, its candidate readings:
   updates along the order the beam would fill it in -- no search); combinations of several
   gap lengths also get the length score that ranks ``gap=LO-HI`` (``rank_score``,
   :mod:`infill.decoding.lengths`), exactly as the beam's completions do;
-- with one length and ``rerank`` (:mod:`infill.reranking`; builtin:greek's default), each gets
+- with one length and ``rerank`` (:mod:`infill.reranking`; no builtin's default), each gets
   (score + its PLL) / 2 as ``rank_score``, the value the beam's completions are reranked by;
 - its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when
   there is one, else of ``score``), and each reading's ``prob`` the sum over the combinations
