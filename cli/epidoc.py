@@ -82,7 +82,8 @@ def _table(n: int, r) -> None:
             f" (XML line {item['source_line']})"
         editor = f"   (editor: {item['editor']})" if item.get("editor") else ""
         size = (f"about {item['length']} characters ({item['lengths'][0]}-{item['lengths'][1]})"
-                if item["lengths"] else f"{item['length']} characters")
+                if item["lengths"] else
+                f"{item['length']} character{'s' if item['length'] != 1 else ''}")
         click.echo(f"  {where}, {size}{editor}")
         for k, rd in enumerate(item["readings"], 1):
             mark = "" if rd["accented"] else "  (not a known word: unaccented)"
