@@ -23,6 +23,12 @@ order than the model's default (``any-order``: ``results/iospe_orders.md``); ``-
 reranks the beam's restorations (``pll``: ``results/iospe_rerank.md``; the model's
 default: ``off``); the baseline is decoded without reranking, and
 ``--baseline-name`` names its cache (e.g. ``shapes``: the shipped model before the reranking).
+``--corpus DIR --split all`` measures a folder of EpiDoc files the model never saw instead
+(its caches: ``<name>.<folder name>.all.jsonl``), the clean confirmation issue 35 lacks:
+
+    OMP_NUM_THREADS=1 python benchmarks/iospe_lengths_report.py --corpus NEW_EDITIONS \\
+        --split all --name shipped          # against builtin:greek before issue 35
+
 With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
 """
@@ -52,9 +58,13 @@ def letters(completion) -> str:
     return normalize("".join(completion.fills), symbols=False)
 
 
-def chosen_tasks(split: str, per_class: int) -> list:
-    """The supplements of 1-10 letters of ``split``, ``per_class`` of each class (0: all)."""
-    tasks = tasks_for(epidoc_folder("iospe"), split, list(range(1, 11)))
+def chosen_tasks(split: str, per_class: int, corpus: str = "iospe") -> list:
+    """The supplements of 1-10 letters of ``split`` of ``corpus`` (``iospe`` or a folder of
+    EpiDoc files), ``per_class`` of each class (0: all)."""
+    folder = epidoc_folder(corpus)
+    if folder is None:
+        raise SystemExit(f"--corpus: {corpus!r} is neither 'iospe' nor a folder of *.xml files")
+    tasks = tasks_for(folder, split, list(range(1, 11)))
     if not per_class:
         return tasks
     out = []
@@ -200,7 +210,11 @@ def main() -> None:
     ap.add_argument("--memory", default="on", choices=("on", "off"))
     ap.add_argument("--baseline", default="builtin:greek")
     ap.add_argument("--baseline-memory", default="off", choices=("on", "off"))
-    ap.add_argument("--split", default="validation", choices=("validation", "test"))
+    ap.add_argument("--corpus", default="iospe",
+                    help="'iospe' or a folder of EpiDoc files (e.g. a corpus the model never saw)")
+    ap.add_argument("--split", default="validation", choices=("validation", "test", "all"),
+                    help="the part of the corpus (80/10/10 by inscription, seed 0; 'all': every "
+                    "file, for a corpus the model never saw)")
     ap.add_argument("--per-class", type=int, default=0)
     ap.add_argument("--beam", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/lengths"))
@@ -225,25 +239,27 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = chosen_tasks(args.split, args.per_class)
+    tasks = chosen_tasks(args.split, args.per_class, args.corpus)
+    part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)
-    new = restore(args.model, args.memory, tasks, args.out / f"{name}.{args.split}.jsonl",
+    new = restore(args.model, args.memory, tasks, args.out / f"{name}.{part}.jsonl",
                   args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
                   args.shapes, args.rerank)
     old_name = args.baseline_name or tag(args.baseline, args.baseline_memory)
     old = restore(args.baseline, args.baseline_memory, tasks,
-                  args.out / f"{old_name}.{args.split}.jsonl", args.beam, rerank="off")
+                  args.out / f"{old_name}.{part}.jsonl", args.beam, rerank="off")
     against = f"`{args.baseline}` (memory {args.baseline_memory})" if args.baseline_name is None \
         else f"the cached `{args.baseline_name}`"
     rerank = args.rerank or "the model's"
+    corpus = "IOSPE" if args.corpus == "iospe" else args.corpus
     print(f"`{args.model}` (memory {args.memory}, rerank {rerank}) "
           f"against {against}, not reranked: {len(tasks)} editors' supplements of 1-10 letters, "
-          f"IOSPE {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
+          f"{corpus} {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))
     if args.per_class:
-        every = chosen_tasks(args.split, 0)
+        every = chosen_tasks(args.split, 0, args.corpus)
         mix = {c: sum(len(t.gold) in r for t in every) for c, r in CLASSES.items()}
         a, b = weighted(tasks, new, mix), weighted(tasks, old, mix)
         print(f"\nweighted by the split's own mix of lengths ({mix}): top-1 / top-10 / CER "
