@@ -54,6 +54,19 @@ def test_json_gives_readings_per_lacuna(runner, greek_char_dir):
     assert "<foo> not understood" in r.stderr
 
 
+def test_table_gives_each_lacunas_line_and_size(runner, greek_char_dir, tmp_path):
+    p = tmp_path / "two.xml"
+    p.write_text('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+                 'xml:lang="grc"><ab><lb n="1"/>καὶ τῶ<gap reason="lost" quantity="1" '
+                 'unit="character"/> δήμωι <lb n="2"/>τὸν <gap reason="lost" quantity="2" '
+                 'unit="character"/>μον</ab></div></body></text></TEI>', encoding="utf-8")
+    r = _run(runner, greek_char_dir, "-k", "1", p)
+    assert r.exit_code == 0, r.output
+    heads = [line.split(" (XML line")[0] + line.split(")", 1)[1]
+             for line in r.stdout.splitlines() if "(XML line" in line]
+    assert heads == ["  line 1, 1 character", "  line 2, 2 characters"]
+
+
 def test_epidoc_output_read_back(runner, greek_char_dir):
     r = _run(runner, greek_char_dir, "-k", "2", "--output-format", "epidoc", HAND)
     assert r.exit_code == 0, r.output
