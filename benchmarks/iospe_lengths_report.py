@@ -38,6 +38,7 @@ import argparse
 import json
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -48,6 +49,7 @@ import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
 from infill.bench.stats import paired_bootstrap
 from infill.data.greek import normalize
+from infill.errors import InputError
 from infill.names import RERANKS
 
 CLASSES = {"1-3": range(1, 4), "4-6": range(4, 7), "7-10": range(7, 11)}
@@ -58,13 +60,22 @@ def letters(completion) -> str:
     return normalize("".join(completion.fills), symbols=False)
 
 
+def fail(message: str) -> None:
+    """Stop with one line on stderr and exit status 2 (a bad argument)."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def chosen_tasks(split: str, per_class: int, corpus: str = "iospe") -> list:
     """The supplements of 1-10 letters of ``split`` of ``corpus`` (``iospe`` or a folder of
     EpiDoc files), ``per_class`` of each class (0: all)."""
     folder = epidoc_folder(corpus)
     if folder is None:
-        raise SystemExit(f"--corpus: {corpus!r} is neither 'iospe' nor a folder of *.xml files")
-    tasks = tasks_for(folder, split, list(range(1, 11)))
+        fail(f"--corpus: {corpus!r} is neither 'iospe' nor a folder of *.xml files")
+    try:
+        tasks = tasks_for(folder, split, list(range(1, 11)))
+    except InputError as e:               # a file that is not EpiDoc: one line, no traceback
+        fail(f"--corpus: {e}")
     if not per_class:
         return tasks
     out = []
