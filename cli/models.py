@@ -46,7 +46,7 @@ def models(ctx, model, as_json):
 
 def _defaults(model: str) -> dict:
     """The decoding defaults the model records (``defaults.json``) and why, for its row."""
-    from infill.defaults import recommendation
+    from infill.filling.defaults import recommendation
     rec = recommendation(model)
     if rec.source == "infill":
         return {}

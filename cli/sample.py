@@ -81,7 +81,7 @@ def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compi
     infill sample --anneal 0.2 --sweeps 5 --json "Friends, Romans, countrymen, lend me your ___"
     """
     from .ranks import finish
-    from infill.defaults import fixed_gap
+    from infill.filling.defaults import fixed_gap
     from infill.parallel import current
     from infill.runner import load
 

@@ -40,7 +40,7 @@ def say(line: str) -> None:
 
 
 def defaults_line(defaults) -> str:
-    """The short form of :meth:`infill.defaults.Defaults.line`: the values a run took from the
+    """The short form of :meth:`infill.filling.defaults.Defaults.line`: the values a run took from the
     model's (or infill's) defaults, whose they are and where the why is, in at most
     :data:`WIDTH` columns (the why itself: ``infill models -m MODEL`` and ``--json``)."""
     if not defaults.values:

@@ -33,7 +33,7 @@ from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.models import load_model as _load_model
 from infill.models.base import Encoding, MaskedLM
-from infill.defaults import Defaults, config_json, resolve_fill
+from infill.filling.defaults import Defaults, config_json, resolve_fill
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class FillResult:
     error_field: str | tuple[str, ...] | None = field(default=None, compare=False)
     """The request field(s) the ``error`` names (:attr:`InfillError.field`), for front ends."""
     defaults: Defaults | None = field(default=None, compare=False)
-    """The model's recommended options this decode used (:mod:`infill.defaults`); how the
+    """The model's recommended options this decode used (:mod:`infill.filling.defaults`); how the
     options were chosen, not part of the result, so not compared."""
     length_score: str | None = None
     """How completions of several gap lengths were ranked together (None: one length)."""
@@ -280,7 +280,7 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
          length_beam: str | None = None, letters: list | None = None, rerank: str | None = None,
          **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
-    (None: the model's recommended gap, :mod:`infill.defaults` -- builtin:english: one whole
+    (None: the model's recommended gap, :mod:`infill.filling.defaults` -- builtin:english: one whole
     word -- else 1).
 
     ``gap`` may also be a range of lengths, ``(lo, hi)`` or ``"lo-hi"`` (a lacuna of uncertain

@@ -165,7 +165,7 @@ class DecodeConfig(Request):
     def to_json(self) -> dict:
         """The options as JSON-able values (what ``--json`` output and bench records store);
         ``DecodeConfig(**c.to_json()) == c`` (a :class:`Scorer` instance is written by name).
-        None is "not chosen": a resolved config (:func:`infill.defaults.resolve_defaults`)
+        None is "not chosen": a resolved config (:func:`infill.filling.defaults.resolve_defaults`)
         names what ran."""
         out = super().to_json()
         if _is_scorer(self.scorer):

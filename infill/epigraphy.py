@@ -56,7 +56,7 @@ class EditionResult:
     """The fill request that ran (:class:`~infill.jobs.fill.FillRequest`, resolved): its
     ``decode`` config is what the restored file's provenance records."""
     defaults: object = None
-    """Which options took the model's recommendation (:class:`~infill.defaults.Defaults`)."""
+    """Which options took the model's recommendation (:class:`~infill.filling.defaults.Defaults`)."""
     rerank: str | None = None
     """How its completions were reranked (:mod:`infill.reranking`; None: not reranked)."""
 
@@ -69,7 +69,7 @@ class EditionResult:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
         model's recommendation, ``length_score`` when lacunae of uncertain length were ranked,
         ``rerank`` when completions of one length were reranked."""
-        from infill.defaults import config_json
+        from infill.filling.defaults import config_json
         ranked = isinstance(self.request.gap, list)
         return config_json(self.config, self.defaults,
                            self.request.length_score if ranked else None,
@@ -183,10 +183,10 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
     unreadable file or edition getting its ``error`` while the others are decoded together.
     Options left out take the model's recommendation, as for any fill
-    (:func:`~infill.defaults.resolve_fill`); each result records the request that ran."""
+    (:func:`~infill.filling.defaults.resolve_fill`); each result records the request that ran."""
     from infill.api import fill_resolved
     from infill.data.accents import default_lexicon
-    from infill.defaults import resolve_fill
+    from infill.filling.defaults import resolve_fill
     from infill.config import DecodeConfig
     from infill.fill_request import FillRequest
 
@@ -305,7 +305,7 @@ def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
 def describe(model_name: str, request, hide_supplied: bool) -> str:
     """What the header's <change> says: the model, the decoder and every option that ran
     (``request``: the resolved fill request), the number of readings kept."""
-    from infill.defaults import ranks_lengths
+    from infill.filling.defaults import ranks_lengths
     opts = request.decode.to_json()
     if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score

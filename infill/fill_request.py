@@ -1,7 +1,7 @@
 """The request of a fill (``infill run``, :func:`infill.fill_each`, the workbench): the decoding
 options (a :class:`~infill.config.DecodeConfig`) and what a fill adds around them, each field
 with its rules. Options left out are None, filled in one place
-(:func:`infill.defaults.resolve_fill`). Imports no torch.
+(:func:`infill.filling.defaults.resolve_fill`). Imports no torch.
 """
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ class ReadingsResult:
 
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
-        from infill.defaults import config_json
+        from infill.filling.defaults import config_json
         config = config_json(self.config, self.defaults, self.length_score, rerank=self.rerank)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": self.gap, "notes": self.notes, "error": self.error,
@@ -288,7 +288,7 @@ def check_config(config) -> None:
 def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[list[list[int]]],
                    request, defaults=None) -> ReadingsResult:
     """Score every combination of ``readings`` (their ``ids`` from :func:`readings_gap`) in
-    ``text`` under the resolved fill ``request`` (:func:`~infill.defaults.resolve_fill`), and
+    ``text`` under the resolved fill ``request`` (:func:`~infill.filling.defaults.resolve_fill`), and
     run the beam with it; see the module docstring."""
     from infill.api import fill_resolved
 

@@ -107,7 +107,7 @@ def check(model, inputs: Iterable, request: CheckRequest | None = None, *,
     marker, window, max_rows); ``table``: keep the substitution table (None: for residue models
     only). An input that cannot be checked gets its error; the others go on. Rank 0 gets every
     :class:`InputCheck` in input order, the other torchrun ranks None."""
-    from infill.defaults import fixed_gap
+    from infill.filling.defaults import fixed_gap
     from infill.runner import over_batches
 
     request = CheckRequest.from_options(request, **options)

@@ -18,7 +18,7 @@ from infill.fill_request import FillRequest, check_gap_text  # noqa: F401 - the 
 
 if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
     from infill.api import FillResult
-    from infill.defaults import Defaults
+    from infill.filling.defaults import Defaults
     from infill.parallel import Shard
 
 __all__ = ["FillRequest", "InputFill", "FillRun", "fill_inputs"]
@@ -75,7 +75,7 @@ class FillRun:
 
     ``inputs``: as read (regions masked, Leiden converted); ``warnings``: ``(input id,
     message)`` from reading them; ``request``: resolved (every option filled in,
-    :func:`~infill.defaults.resolve_fill`), ``defaults``: which options took the model's
+    :func:`~infill.filling.defaults.resolve_fill`), ``defaults``: which options took the model's
     recommendation."""
 
     def __init__(self, model, inputs: list[Input], request: FillRequest, defaults: Defaults,
@@ -93,7 +93,7 @@ class FillRun:
     def ranks_lengths(self) -> bool:
         """Whether some input ranks fills of several lengths (the request's gap, or an input's
         own, a Leiden ``[c.5]``)."""
-        from infill.defaults import ranks_lengths
+        from infill.filling.defaults import ranks_lengths
         return ranks_lengths(self.request.gap) or any(
             r.gap is not None and ranks_lengths(list(r.gap) if isinstance(r.gap, tuple) else r.gap)
             for r in self.inputs)
@@ -102,7 +102,7 @@ class FillRun:
     def reranks(self) -> bool:
         """Whether completions of one length are reranked (:mod:`infill.reranking`): ``rerank``
         is not ``off`` and the request's gap is one length."""
-        from infill.defaults import ranks_lengths
+        from infill.filling.defaults import ranks_lengths
         return self.request.rerank not in (None, "off") and not ranks_lengths(self.request.gap)
 
     def batches(self) -> list[list[Input]]:
@@ -158,12 +158,12 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
     model's name in each result's JSON.
 
     Options left out (None) take the model's recommendation, once, here
-    (:func:`~infill.defaults.resolve_fill`); an explicit choice always wins. With ``region``,
+    (:func:`~infill.filling.defaults.resolve_fill`); an explicit choice always wins. With ``region``,
     each input's IMGT region is masked; a model that fills characters reads Leiden sigla
     (:func:`~infill.jobs.inputs.reads_leiden`). An input that cannot be read or filled gets its
     error (:meth:`InputFill.failure` names it); the others go on. Returns the
     :class:`FillRun`; iterating it decodes."""
-    from infill.defaults import resolve_fill
+    from infill.filling.defaults import resolve_fill
     request, defaults = resolve_fill(model, FillRequest.from_options(request, **options))
     read, warnings = prepare(model, as_inputs(inputs), request)
     return FillRun(model, read, request, defaults, name, warnings, shard)

@@ -61,7 +61,7 @@ def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str =
 def _score(model, text: str, cands: list[list[Candidate]], request: FillRequest, gap
            ) -> ReadingsResult:
     """Score the readings of infill-syntax ``text`` (``gap``: the per-input gap, else None)."""
-    from infill.defaults import resolve_fill
+    from infill.filling.defaults import resolve_fill
     from infill.reading_scores import check_config, readings_gap, score_readings
 
     gap, ids, notes = readings_gap(model, text, request.marker, gap, cands,

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from infill.defaults import fixed_gap
+from infill.filling.defaults import fixed_gap
 from infill.errors import InfillError
 from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
@@ -46,7 +46,7 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
                   name: str | None = None, shard: Shard | None = None, progress=None,
                   on_sweep: Callable[[int, int], None] | None = None,
                   **options) -> list[InputSample] | None:
-    """Metropolis-Hastings samples of ``gap`` tokens (None: :func:`~infill.defaults.fixed_gap`,
+    """Metropolis-Hastings samples of ``gap`` tokens (None: :func:`~infill.filling.defaults.fixed_gap`,
     the model's fixed gap length, else 1) at each ``marker`` of every input (strings,
     or records with ``id`` and ``text``): the job of ``infill sample``. ``request`` and/or
     keyword ``options`` (:class:`SampleRequest`'s fields); ``name``: the model's name in the

@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import ConfigDict, PrivateAttr, ValidationError, create_model
 
 from infill.data.epidoc import read_edition
-from infill.defaults import resolve_fill
+from infill.filling.defaults import resolve_fill
 from infill.epigraphy import MARKER, EditionResult, edition_letters, epidoc_output, \
     leiden_output, read_for_restore, readings_for
 from infill.errors import InputError
@@ -97,7 +97,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
     """The decode an upload asks for (None when it has nothing to restore) and its edition,
     read as ``infill run FILE.xml`` reads one (:func:`infill.epigraphy.read_for_restore`: a
     lacuna of uncertain length is decoded over its whole range) with the options resolved as
-    every fill's (:func:`~infill.defaults.resolve_fill`)."""
+    every fill's (:func:`~infill.filling.defaults.resolve_fill`)."""
     model = catalog.check(req.model if req.model is not None else default_model)
     _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)

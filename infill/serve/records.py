@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 
 from infill.api import FillResult
-from infill.defaults import Defaults
+from infill.filling.defaults import Defaults
 from infill.errors import InfillError, InputError
 from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog

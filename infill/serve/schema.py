@@ -35,7 +35,7 @@ from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, V
 from pydantic_core import PydanticCustomError
 
 from infill.config import DecodeConfig
-from infill.defaults import Defaults, resolve_fill
+from infill.filling.defaults import Defaults, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
 from infill.names import RERANKS
@@ -171,7 +171,7 @@ def parse_request(body: bytes) -> FillRequest:
 
 def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) -> FillJob:
     """The request as the jobs layer's fill request (what ``infill run`` builds from its
-    options): options left out stay None, for :func:`~infill.defaults.resolve_fill`."""
+    options): options left out stay None, for :func:`~infill.filling.defaults.resolve_fill`."""
     config = decode_config(req) if config is None else config
     fields = dict(decode=config, top_k=req.top_k, gap=getattr(req, "gap", None),
                   marker=getattr(req, "marker", "___"), region=getattr(req, "region", None),
@@ -182,7 +182,7 @@ def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) 
 
 def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
     """``(request, Defaults)``: the request resolved as every fill is
-    (:func:`~infill.defaults.resolve_fill`: the model's recommendations for what it left out,
+    (:func:`~infill.filling.defaults.resolve_fill`: the model's recommendations for what it left out,
     the beam raised to ``top_k``)."""
     return resolve_fill(model, fill_request(req, config))
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import infill
-from infill.defaults import fixed_gap, recommendation
+from infill.filling.defaults import fixed_gap, recommendation
 from infill.errors import ModelLoadError
 from infill_cli.main import main
 

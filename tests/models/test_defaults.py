@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import infill
 from infill.errors import ModelLoadError
-from infill.defaults import LIBRARY_DEFAULTS, recommendation, resolve_defaults
+from infill.filling.defaults import LIBRARY_DEFAULTS, recommendation, resolve_defaults
 from infill_cli.main import main
 
 TEXT = "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ??ς"

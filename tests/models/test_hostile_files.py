@@ -141,7 +141,7 @@ def test_defaults_json(bert_dir, tmp_path, gap_json, message):
     d = _hf_copy(bert_dir, tmp_path)
     (d / "defaults.json").write_text('{"scorer": "hcb", "order": "left-to-right", "why": "w", '
                                      f'"gap": {gap_json}}}')
-    from infill.defaults import recommendation
+    from infill.filling.defaults import recommendation
     with pytest.raises(ModelLoadError, match="defaults.json.*" + message) as e:
         recommendation(str(d))
     assert "\n" not in str(e.value)

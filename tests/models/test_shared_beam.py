@@ -114,7 +114,7 @@ def test_length_variants_share_a_beam_unless_asked_for_each(greek_char_dir):
 def test_a_model_may_recommend_the_shared_beam_and_a_choice_wins(recommending):
     """defaults.json's "length_beam" is used when the user chooses none (recorded in the
     defaults and the JSON config); an explicit choice wins; infill's own is "each"."""
-    from infill.defaults import recommendation
+    from infill.filling.defaults import recommendation
     assert recommendation("builtin:english").length_beam is None
     d = recommending("english", {"scorer": "hcb", "order": "left-to-right", "gap": "word",
                                  "length_beam": "shared", "why": "measured"})
@@ -134,7 +134,7 @@ def test_a_model_may_recommend_the_shared_beam_and_a_choice_wins(recommending):
 @pytest.mark.parametrize("bad", ["both", 3])
 def test_a_malformed_recommended_length_beam_names_the_file(tmp_path, bad):
     import json
-    from infill.defaults import recommendation
+    from infill.filling.defaults import recommendation
     from infill.errors import ModelLoadError
     (tmp_path / "defaults.json").write_text(json.dumps(
         {"scorer": "hcb", "order": "left-to-right", "length_beam": bad, "why": "w"}))
