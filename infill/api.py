@@ -23,8 +23,8 @@ import torch
 from infill.config import DecodeConfig
 from infill.fill_request import FillRequest
 from infill.data.files import check_text
-from infill.decoders import DECODERS
-from infill.decoders import run_decoder as _run_decoder
+from infill.filling.decoders import DECODERS
+from infill.filling.decoders import run_decoder as _run_decoder
 from infill.decoding.engine import Hypothesis
 from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
 from infill.decoding.letters import apply_letters
@@ -152,7 +152,7 @@ def _id_rows(model: MaskedLM, batch: list) -> list[list[int]]:
 
 def run_decoder(model: MaskedLM, inputs: list[list[int]], gaps: list[list[int]] | None,
                 config: DecodeConfig, allowed: list | None = None) -> list[list[Hypothesis]]:
-    """The configured decoder (a registered strategy, :mod:`infill.decoders`) on a
+    """The configured decoder (a registered strategy, :mod:`infill.filling.decoders`) on a
     batch of id sequences (see :func:`decode`); ``allowed``: per input None or the [n, V]
     tokens each gap position may take."""
     return _run_decoder(model, inputs, gaps, config, allowed=allowed)

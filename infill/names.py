@@ -20,7 +20,7 @@ ORDER_CODES = {"left-to-right": "l2r", "best-to-worst": "b2w", "any-order": "any
 """Each order's short code in method names (``hcb-l2r``); each order class's ``code``."""
 DECODERS = ("beam", "ag")
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
-joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.decoders`."""
+joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.filling.decoders`."""
 SAMPLERS = ("pure", "temperature", "nucleus")
 """The matched-budget sampling baselines (:mod:`infill.decoding.proposals`)."""
 DEDUP_KEEPS = ("higher", "lower")
@@ -47,5 +47,5 @@ DTYPES = ("float32", "bf16", "fp16")
 DTYPE_SPELLINGS = ("float32", "fp32", "bf16", "bfloat16", "fp16", "float16")
 """Every spelling a ``dtype`` field takes (:data:`DTYPES` and their aliases)."""
 """Names of ``--dtype`` (aliases: fp32, bfloat16, float16; :mod:`infill.models.device`)."""
-FAMILIES = ("english", "greek", "protein")
+FAMILIES = ("english", "greek", "protein", "latin")
 """The trainable families, one per named corpus (:data:`infill.data.corpora.CORPORA`)."""
