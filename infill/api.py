@@ -534,10 +534,10 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
     length score ``ranking`` (each keeps it as ``rank_score``, even when a shared beam kept one
     length only), else reranked by (score + the PLL ``ranking``) / 2 unless it is ``off``
     (:mod:`infill.reranking`), computed only for the completions that can reach the top
-    ``top_k`` (:func:`infill.length_ranking.rank`, exact)."""
+    ``top_k`` (:func:`infill.filling.length_ranking.rank`, exact)."""
     if not items or (not several and ranking == "off"):
         return [complete(model, var.encoding, h) for var, h in items[:top_k]]
-    from infill.length_ranking import rank
+    from infill.filling.length_ranking import rank
     from infill.reranking import rerank
     filled = [_filled(var, h) for var, h in items]
     gaps = [var.encoding.positions for var, _ in items]

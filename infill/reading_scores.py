@@ -452,10 +452,10 @@ def _rerank_scores(model, out: list[dict], kind: str) -> None:
 
 
 def _length_scores(model, out: list[dict], length_score: str) -> None:
-    """The length score of every combination (:func:`infill.length_ranking.rank`, all of them:
+    """The length score of every combination (:func:`infill.filling.length_ranking.rank`, all of them:
     exhaustive), the value the beam's completions of several lengths are ranked by."""
     from infill.api import _filled
-    from infill.length_ranking import rank
+    from infill.filling.length_ranking import rank
 
     chars = [sum(map(len, o["completion"].fills)) for o in out]
     values = rank(model, length_score, [_filled(o["var"], o["hyp"]) for o in out],

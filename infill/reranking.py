@@ -19,7 +19,7 @@ validation: expected calibration error of the top reading 0.072 against 0.070; t
 The beam decides which completions there are; the reranking orders all of the beam (so that the
 order never depends on ``top_k``), and each completion carries the value as ``rank_score``. It
 costs a forward row per scored position of every completion, computed only as far as it can
-change the top-k (:func:`infill.length_ranking.rank`, exact). Gaps of uncertain length are
+change the top-k (:func:`infill.filling.length_ranking.rank`, exact). Gaps of uncertain length are
 ranked by ``length_score`` instead (decoder scores of different lengths are sums of different
 numbers of terms).
 
@@ -45,7 +45,7 @@ def rerank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seq
     order. ``filled``: each completion's ids (gaps filled); ``gaps``: its gap positions;
     ``scores``: the decoder's scores; ``kind``: a name of :data:`RERANKS` other than ``off``;
     ``exhaustive``: score every completion in full (the reference)."""
-    from infill.length_ranking import rank
+    from infill.filling.length_ranking import rank
 
     if kind not in RERANKS or kind == "off":
         raise ConfigError(f"unknown rerank {kind!r}; choose from {', '.join(RERANKS)}",

@@ -9,7 +9,7 @@ import torch
 
 import infill
 from infill import length_ranking as rank_lengths
-from infill.length_ranking import rank
+from infill.filling.length_ranking import rank
 
 energy = importlib.import_module("infill.mcmc.energy")
 
