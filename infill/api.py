@@ -77,7 +77,7 @@ class Completion:
     (:mod:`infill.data.accents`) or stayed in plain letters; empty for other models.
     ``rank_score``: when the gaps had several possible lengths, the score all lengths were
     ranked by together (``length_score``, :mod:`infill.decoding.lengths`); when completions of
-    one length were reranked, (score + their PLL) / 2 (``rerank``, :mod:`infill.reranking`); else
+    one length were reranked, (score + their PLL) / 2 (``rerank``, :mod:`infill.filling.reranking`); else
     None."""
 
     text: str
@@ -247,7 +247,7 @@ class FillResult:
     length_beam: str | None = None
     """How their lengths were searched, ``shared`` or ``each`` (None: one length)."""
     rerank: str | None = None
-    """How completions of one length were reranked (:mod:`infill.reranking`; None: they were
+    """How completions of one length were reranked (:mod:`infill.filling.reranking`; None: they were
     not -- ``off``, or lengths were ranked)."""
     config: DecodeConfig | None = field(default=None, compare=False)
     """The decoding options that ran (every option resolved, :func:`resolve_fill`)."""
@@ -294,7 +294,7 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     at some gap positions, one entry per gap (None, or per position None / a string of letters /
     a list of tokens; :mod:`infill.decoding.letters`), the same for every input. ``rerank``:
     "off", or rank the beam's completions of gaps of one length by (score + "pll" / "pll-gap" /
-    "pll-word") / 2 (:mod:`infill.reranking`; each carries it as ``rank_score``); None: the
+    "pll-word") / 2 (:mod:`infill.filling.reranking`; each carries it as ``rank_score``); None: the
     model's recorded choice, else "off".
 
     Returns one list per input of at most ``top_k`` :class:`Completion` objects, best first. A
@@ -533,12 +533,12 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
     """The completions of one input; with ``several`` length variants, ranked together by the
     length score ``ranking`` (each keeps it as ``rank_score``, even when a shared beam kept one
     length only), else reranked by (score + the PLL ``ranking``) / 2 unless it is ``off``
-    (:mod:`infill.reranking`), computed only for the completions that can reach the top
+    (:mod:`infill.filling.reranking`), computed only for the completions that can reach the top
     ``top_k`` (:func:`infill.filling.length_ranking.rank`, exact)."""
     if not items or (not several and ranking == "off"):
         return [complete(model, var.encoding, h) for var, h in items[:top_k]]
     from infill.filling.length_ranking import rank
-    from infill.reranking import rerank
+    from infill.filling.reranking import rerank
     filled = [_filled(var, h) for var, h in items]
     gaps = [var.encoding.positions for var, _ in items]
     scores = [h.score for _, h in items]

@@ -58,7 +58,7 @@ class EditionResult:
     defaults: object = None
     """Which options took the model's recommendation (:class:`~infill.filling.defaults.Defaults`)."""
     rerank: str | None = None
-    """How its completions were reranked (:mod:`infill.reranking`; None: not reranked)."""
+    """How its completions were reranked (:mod:`infill.filling.reranking`; None: not reranked)."""
 
     @property
     def config(self):

@@ -36,7 +36,7 @@ LENGTH_BEAMS = ("shared", "each")
 :func:`infill.decoding.engine.beam_search`'s ``groups``): one shared beam, or a beam each."""
 RERANKS = ("off", "pll", "pll-gap", "pll-word")
 """How the beam's completions of gaps of one length are reranked (``rerank``;
-:mod:`infill.reranking`): not at all, or by the mean of their score and the
+:mod:`infill.filling.reranking`): not at all, or by the mean of their score and the
 pseudo-log-likelihood of that name (:data:`LENGTH_SCORES`)."""
 UNCLEAR = ("keep", "restore")
 """How an unclear letter (Leiden underdot, EpiDoc ``<unclear>``) is read: as the editor reads it,

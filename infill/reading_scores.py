@@ -13,7 +13,7 @@ For a text with lacunae (gaps) and, per lacuna, its candidate readings:
   updates along the order the beam would fill it in -- no search); combinations of several
   gap lengths also get the length score that ranks ``gap=LO-HI`` (``rank_score``,
   :mod:`infill.decoding.lengths`), exactly as the beam's completions do;
-- with one length and ``rerank`` (:mod:`infill.reranking`; no builtin's default), each gets
+- with one length and ``rerank`` (:mod:`infill.filling.reranking`; no builtin's default), each gets
   (score + its PLL) / 2 as ``rank_score``, the value the beam's completions are reranked by;
 - its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when
   there is one, else of ``score``), and each reading's ``prob`` the sum over the combinations
@@ -439,10 +439,10 @@ def _check_placeable(var, at: dict, texts: list[str]) -> None:
 
 
 def _rerank_scores(model, out: list[dict], kind: str) -> None:
-    """Each combination's (score + PLL) / 2 (:mod:`infill.reranking`, all of them: exhaustive), the
+    """Each combination's (score + PLL) / 2 (:mod:`infill.filling.reranking`, all of them: exhaustive), the
     value the beam's completions of one length are reranked by."""
     from infill.api import _filled
-    from infill.reranking import rerank
+    from infill.filling.reranking import rerank
 
     values = rerank(model, kind, [_filled(o["var"], o["hyp"]) for o in out],
                     [o["var"].encoding.positions for o in out], [o["score"] for o in out],

@@ -6,7 +6,7 @@ stands for when the user gives no length (builtin:english: ``"word"``, one whole
 default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
 (builtin:english: ``"pll-word"``; infill's default: ``pll``), ``"length_beam"`` (builtin:greek:
 ``"shared"``) and ``"rerank"``: how completions of one length are reranked (infill's default and
-every builtin's: ``off``; :mod:`infill.reranking`). When a user does not choose these, the
+every builtin's: ``off``; :mod:`infill.filling.reranking`). When a user does not choose these, the
 decode uses the model's recommendation, or infill's own defaults (HCB, left-to-right, 1) for a
 model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
@@ -97,7 +97,7 @@ def config_json(config, defaults: "Defaults | None", length_score: str | None = 
     :class:`~infill.config.DecodeConfig` or None), ``defaults`` ({options, source, why}) when some
     took the model's recommendation, -- where fills of several lengths were ranked
     (``length_score`` not None) -- how (``length_score``, ``length_beam``), and ``rerank``
-    where completions of one length were reranked (:mod:`infill.reranking`)."""
+    where completions of one length were reranked (:mod:`infill.filling.reranking`)."""
     out = {} if config is None else config.to_json()
     ranked = length_score is not None
     used = None if defaults is None else defaults.ranked(ranked, rerank is not None)

@@ -78,7 +78,7 @@ def rank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seque
     first, ties in input order -- as sorting every score (:func:`infill.mcmc.energy.length_scores`).
     filled / gaps / scores / chars as there. ``exhaustive``: score every completion in full (the
     reference); ``progress``: a bar of forward rows on stderr (None: when it is a terminal);
-    ``base``: a value added to each completion's score (:mod:`infill.reranking`: the beam's)."""
+    ``base``: a value added to each completion's score (:mod:`infill.filling.reranking`: the beam's)."""
     if kind not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
     if kind == "per-char":

@@ -100,7 +100,7 @@ class FillRun:
 
     @property
     def reranks(self) -> bool:
-        """Whether completions of one length are reranked (:mod:`infill.reranking`): ``rerank``
+        """Whether completions of one length are reranked (:mod:`infill.filling.reranking`): ``rerank``
         is not ``off`` and the request's gap is one length."""
         from infill.filling.defaults import ranks_lengths
         return self.request.rerank not in (None, "off") and not ranks_lengths(self.request.gap)

@@ -54,7 +54,7 @@ class Job:
     text: str
     top_k: int
     letters: tuple | None = None    # letter sets per gap (nested tuples), as fill takes them
-    rerank: str | None = None       # resolved: "off" or a PLL (infill.reranking); None: fill's
+    rerank: str | None = None       # resolved: "off" or a PLL (infill.filling.reranking); None: fill's
 
     @property
     def key(self) -> tuple:

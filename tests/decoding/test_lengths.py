@@ -1,6 +1,6 @@
 """Gaps of uncertain length and whole-word gaps: the ranking across lengths against scores
 recomputed independently (one forward pass per masked position, written here); and the
-reranking of one length's completions by (score + PLL) / 2 (:mod:`infill.reranking`) against
+reranking of one length's completions by (score + PLL) / 2 (:mod:`infill.filling.reranking`) against
 the same."""
 from __future__ import annotations
 
