@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from infill.config import DecodeConfig
-from infill.fill_request import FillRequest
+from infill.filling.request import FillRequest
 from infill.data.files import check_text
 from infill.filling.decoders import DECODERS
 from infill.filling.decoders import run_decoder as _run_decoder

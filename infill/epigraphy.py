@@ -188,7 +188,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     from infill.data.accents import default_lexicon
     from infill.filling.defaults import resolve_fill
     from infill.config import DecodeConfig
-    from infill.fill_request import FillRequest
+    from infill.filling.request import FillRequest
 
     request, defaults = resolve_fill(model, FillRequest(
         decode=config if config is not None else DecodeConfig(), top_k=top_k, gap=1,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from infill.config import DecodeConfig
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  read_letters, reads_leiden, reads_letters)
-from infill.fill_request import FillRequest, check_gap_text  # noqa: F401 - the job's request
+from infill.filling.request import FillRequest, check_gap_text  # noqa: F401 - the job's request
 
 if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
     from infill.api import FillResult

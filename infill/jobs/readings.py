@@ -19,7 +19,7 @@ from typing import Any
 
 from infill.config import DecodeConfig
 from infill.errors import InfillError, InputError
-from infill.fill_request import FillRequest
+from infill.filling.request import FillRequest
 from infill.reading_scores import Candidate, ReadingsResult, as_candidates
 
 __all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
