@@ -148,6 +148,7 @@ class Edition:
     notes: list[str]
     declaration: str = ""           # the XML declaration as written, with the space after it
     trailer: str = ""               # whitespace after the root element
+    alphabet: object = None         # the alphabet it is read in (infill.data.latin.alphabet_for)
 
     @property
     def supplements(self) -> list[Lacuna]:
@@ -262,13 +263,15 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
         notes.append(f"{len(divs)} editions; the first (line {divs[0].sourceline}) was read")
     div = divs[0]
     _check_numbers(div, name)
-    reader = _Reader(notes, name, unclear)
+    from infill.data.latin import alphabet_for
+    alphabet = alphabet_for(_lang(div), "".join(div.itertext()))
+    reader = _Reader(notes, name, unclear, alphabet)
     reader.element_content(div)
     if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
                          line=div.sourceline)
     return Edition(name, tree, div, reader.atoms, reader.lacunae, _lang(div), reader.report(),
-                   decl, trailer)
+                   decl, trailer, alphabet)
 
 
 def read_edition_text(text: str, name: str = "<input>") -> Edition:
@@ -300,8 +303,12 @@ def _lang(div) -> str | None:
 class _Reader:
     """One recursive walk over the edition, appending atoms (and lacunae)."""
 
-    def __init__(self, notes: list[str], path: str = "<input>", unclear: str = "keep"):
+    def __init__(self, notes: list[str], path: str = "<input>", unclear: str = "keep",
+                 alphabet=None):
+        from infill.data.greek import GREEK
+
         self.path, self.unclear = path, unclear
+        self.alphabet = alphabet or GREEK
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -397,6 +404,13 @@ class _Reader:
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
 
+    def on_ex(self, el) -> None:
+        """``<ex>``: an editor's expansion of an abbreviation. A Latin edition's is dropped --
+        the stone never had its letters (``co(n)s(ulibus)`` was cut ``cos``); a Greek edition's
+        is read, as builtin:greek was trained."""
+        if self.alphabet.name != "Latin":
+            self.element_content(el)
+
     def on_unclear(self, el) -> None:
         """``<unclear>``: its text; with ``unclear="restore"`` a lacuna of kind ``unclear`` whose
         letters are restored among their look-alikes (not inside a lost supplement, and only
@@ -410,7 +424,7 @@ class _Reader:
         from infill.data.greek import normalize
         from infill.data.letters import lookalike_table
         editor = _join(inner)
-        letters = normalize(editor, symbols=False)
+        letters = normalize(editor, symbols=False, alphabet=self.alphabet)
         if any(a.kind != "char" for a in inner) or not letters or \
                 not all(c in lookalike_table()["letters"] for c in letters):
             self.note("an <unclear> that is not letters alone was kept as the editor reads it")
@@ -438,7 +452,7 @@ class _Reader:
             return
         editor = _join(inner)
         from infill.data.greek import normalize
-        length = len(normalize(editor, symbols=False))
+        length = len(normalize(editor, symbols=False, alphabet=self.alphabet))
         if not length:
             self.atoms.extend(inner)
             return

@@ -63,14 +63,18 @@ def windows(text: str, size: int) -> list[str]:
     return [w for w in out if w]
 
 
-def greek_examples(corpus: str | Path, max_length: int) -> ExampleSet:
+def greek_examples(corpus: str | Path, max_length: int, alphabet=None) -> ExampleSet:
+    """The character windows of ``corpus`` in ``alphabet`` (Greek; or Latin,
+    :data:`infill.data.latin.LATIN`)."""
     from infill.data.greek import GREEK, normalize
 
-    text = " ".join(normalize(line, symbols=False) for line in read_lines(corpus, "corpus"))
+    a = alphabet or GREEK
+    text = " ".join(normalize(line, symbols=False, alphabet=a)
+                    for line in read_lines(corpus, "corpus"))
     pieces = windows(text, max_length - 1)
     if not pieces:
-        raise InputError(f"no Greek text in corpus {path_label(corpus)}")
-    return ExampleSet([[GREEK.start_id] + GREEK.encode(w) for w in pieces], GREEK.decode)
+        raise InputError(f"no {a.name} text in corpus {path_label(corpus)}")
+    return ExampleSet([[a.start_id] + a.encode(w) for w in pieces], a.decode)
 
 
 # ---- english ----------------------------------------------------------------------------------

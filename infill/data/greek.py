@@ -45,8 +45,11 @@ class Alphabet:
 
     def __init__(self, letters: str = LETTERS, numeral: str = "0", punctuation: str = PUNCTUATION,
                  unk: str = "^", space: str = " ", missing: str = "-", mask: str = "?",
-                 pad: str = "#", start: str = "<"):
+                 pad: str = "#", start: str = "<", variants: dict[str, str] | None = None,
+                 name: str = "Greek"):
         self.letters, self.numeral, self.punctuation = letters, numeral, punctuation
+        self.variants = dict(variants or {})      # letters written as another (Latin j -> i)
+        self.name = name
         self.unk, self.space, self.missing, self.mask, self.pad, self.start = (
             unk, space, missing, mask, pad, start)
         outputs = [unk, space, missing, *letters, numeral, *punctuation]
@@ -83,9 +86,13 @@ class Alphabet:
         return "".join(self.symbols[i] for i in ids if i not in (self.pad_id, self.start_id))
 
     def to_dict(self) -> dict:
+        """The alphabet as ``charmodel.json`` records it (``variants`` and ``name`` only when
+        they differ from Greek's, so Greek models' files are unchanged)."""
+        extra = {**({"variants": self.variants} if self.variants else {}),
+                 **({"name": self.name} if self.name != "Greek" else {})}
         return {"letters": self.letters, "numeral": self.numeral, "punctuation": self.punctuation,
                 "unk": self.unk, "space": self.space, "missing": self.missing, "mask": self.mask,
-                "pad": self.pad, "start": self.start}
+                "pad": self.pad, "start": self.start, **extra}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Alphabet":
@@ -112,7 +119,8 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
     3. drop every combining mark: accents, breathings, diaeresis, and the iota subscript
        (``ᾳ`` -> ``α``, not ``αι``);
     4. map letter variants: final ``ς`` and lunate ``ϲ`` -> ``σ``; ``ϐ ϑ ϕ ϰ ϱ ϵ ϖ`` -> ``β θ φ κ ρ ε π``;
-       ano teleia / middle dot -> ``·``; every decimal digit -> ``0``;
+       ano teleia / middle dot -> ``·``; the alphabet's own ``variants`` (Latin ``j`` -> ``i``,
+       :mod:`infill.data.latin`); every decimal digit -> ``0``;
     5. keep the 24 letters, ``0``, the punctuation ``. , ; ·`` and whitespace; with ``symbols``
        (default) also keep the restoration symbols ``-`` (missing) and ``?`` (to restore);
        with ``unknown`` (user input) a letter, number or symbol the alphabet lacks (Latin,
@@ -131,7 +139,7 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
     for c in unicodedata.normalize("NFD", text).lower():
         if unicodedata.combining(c) or c in _APOSTROPHES:
             continue
-        c = _MAP.get(c, c)
+        c = alphabet.variants.get(c, _MAP.get(c, c))
         if c.isdigit():
             c = alphabet.numeral
         elif c.isspace():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from infill.data.epidoc import Edition, read_edition
 from infill.data.epidoc_corpus import corpus_files, split_files
-from infill.data.greek import normalize
+from infill.data.greek import GREEK, normalize
 
 __all__ = ["MixedExamples", "NAME_TAGS", "edition_names", "inscription_text", "iospe_split",
            "mixed_examples", "pack", "training_names", "training_texts"]
@@ -27,12 +27,13 @@ def inscription_text(edition: Edition) -> str:
     """An edition's training text (module doc): the supplements as the benchmark's golds, the
     rest normalized as the Greek model reads its input."""
     r = edition.render(lambda lac: "restore" if lac.kind == "supplied" else "missing")
+    a = edition.alphabet or GREEK                # Greek or Latin (infill.data.latin)
     out, last = [], 0
     for index, start, end in r.restore:          # the supplements' spans, in text order
-        out.append(normalize(r.text[last:start], strip=False, unknown=True))
-        out.append(normalize(edition.lacunae[index].editor, symbols=False))
+        out.append(normalize(r.text[last:start], strip=False, unknown=True, alphabet=a))
+        out.append(normalize(edition.lacunae[index].editor, symbols=False, alphabet=a))
         last = end
-    out.append(normalize(r.text[last:], strip=False, unknown=True))
+    out.append(normalize(r.text[last:], strip=False, unknown=True, alphabet=a))
     return "".join(out).strip()
 
 
@@ -143,19 +144,18 @@ def pack(texts: list[str], size: int, seed: int) -> list[str]:
     return out + ([cur] if cur else [])
 
 
-def mixed_examples(corpus: str | Path, max_length: int, folder: str | Path, copies: int
-                   ) -> MixedExamples:
+def mixed_examples(corpus: str | Path, max_length: int, folder: str | Path, copies: int,
+                   alphabet=GREEK) -> MixedExamples:
     """Literary windows (:func:`infill.data.examples.greek_examples`) + ``copies`` differently
     packed copies of the IOSPE training inscriptions + the validation inscriptions once."""
     from infill.data.examples import greek_examples
-    from infill.data.greek import GREEK
 
-    lit = greek_examples(corpus, max_length).examples
+    lit = greek_examples(corpus, max_length, alphabet).examples
     split = iospe_split(folder)
     train, val = training_texts(split["train"]), training_texts(split["validation"])
     ins = [w for k in range(copies) for w in pack(train, max_length - 1, k)]
     ins_val = pack(val, max_length - 1, 0)
-    encode = lambda ws: [[GREEK.start_id] + GREEK.encode(w) for w in ws]  # noqa: E731
-    texts = [GREEK.decode(e) for e in lit] + train
+    encode = lambda ws: [[alphabet.start_id] + alphabet.encode(w) for w in ws]  # noqa: E731
+    texts = [alphabet.decode(e) for e in lit] + train
     return MixedExamples(lit + encode(ins) + encode(ins_val), len(lit), len(ins), len(ins_val),
                          texts)

@@ -354,7 +354,8 @@ class CharMaskedLM(MaskedLM):
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
-        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text, unknown=True))
+        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text, unknown=True,
+                                                                       alphabet=self.alphabet))
 
     def detokenize(self, ids) -> str:
         return self.alphabet.decode(int(i) for i in ids)
@@ -393,7 +394,7 @@ class CharMaskedLM(MaskedLM):
 
     def input_notes(self, text: str) -> list[str]:
         unknown = unknown_characters(text, self.alphabet)
-        return [f"characters outside the Greek alphabet read as unknown ({self.alphabet.unk}): "
+        return [f"characters outside the {self.alphabet.name} alphabet read as unknown ({self.alphabet.unk}): "
                 f"{''.join(unknown)[:40]}"] if unknown else []
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:

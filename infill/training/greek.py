@@ -42,7 +42,11 @@ windows (about 40 keys a character)."""
 
 
 class GreekFamily(Family):
+    """A character model of one alphabet: Greek here, Latin in :mod:`infill.training.latin`
+    (the same code path with ``name`` and ``alphabet`` its own)."""
+
     name = "greek"
+    alphabet = GREEK
     default_damage_rate = 0.05          # Ithaca-style '-' damage
 
     def __init__(self, layers: int = 4, hidden: int = 256, heads: int = 4, ff: int | None = None,
@@ -50,7 +54,8 @@ class GreekFamily(Family):
                  words: int = 0, inscriptions: str | None = None, inscription_copies: int = 4,
                  init_from: str | None = None, **unknown):
         if unknown:
-            raise ConfigError(f"the greek family does not take option(s): {', '.join(unknown)}")
+            raise ConfigError(f"the {self.name} family does not take option(s): "
+                              f"{', '.join(unknown)}")
         if min(layers, hidden, heads) < 1:
             raise ConfigError("'layers', 'hidden' and 'heads' must be >= 1",
                               field=("layers", "hidden", "heads"))
@@ -64,27 +69,28 @@ class GreekFamily(Family):
         if words < 0 or inscription_copies < 1:
             raise ConfigError("'words' must be >= 0 and 'inscription_copies' >= 1",
                               field=("words", "inscription_copies"))
-        self.alphabet = GREEK
+        a = self.alphabet
         self.config = CharConfig(d_model=hidden, n_layers=layers, n_heads=heads,
                                  d_ff=ff or 4 * hidden, max_length=max_length, dropout=dropout,
-                                 conv_kernel=conv_kernel, n_words=words)
+                                 conv_kernel=conv_kernel, n_words=words, n_inputs=len(a),
+                                 n_outputs=a.n_outputs, pad_id=a.pad_id)
         self.inscriptions, self.copies, self.init_from = inscriptions, inscription_copies, init_from
         self.words: list[str] = []
         self.mix = None
-        self.mask_id = GREEK.mask_id
-        self.pad_id = GREEK.pad_id
-        self.damage_id = GREEK.missing_id
-        self._maskable = torch.zeros(len(GREEK), dtype=torch.bool)
-        self._maskable[[GREEK.index[c] for c in GREEK.text_chars]] = True
+        self.mask_id = a.mask_id
+        self.pad_id = a.pad_id
+        self.damage_id = a.missing_id
+        self._maskable = torch.zeros(len(a), dtype=torch.bool)
+        self._maskable[[a.index[c] for c in a.text_chars]] = True
 
     def load_examples(self, corpus, out: Path) -> list[list[int]]:
         self.corpus = corpus
         if self.inscriptions is None:
-            examples = greek_examples(corpus, self.config.max_length).examples
-            texts = [GREEK.decode(e) for e in examples]
+            examples = greek_examples(corpus, self.config.max_length, self.alphabet).examples
+            texts = [self.alphabet.decode(e) for e in examples]
         else:
             self.mix = mixed_examples(corpus, self.config.max_length, self.inscriptions,
-                                      self.copies)
+                                      self.copies, self.alphabet)
             examples, texts = self.mix.examples, self.mix.texts
         if self.config.n_words:
             self.words = word_list(texts, self.config.n_words)
@@ -107,7 +113,7 @@ class GreekFamily(Family):
         return self._maskable[ids]
 
     def random_ids(self) -> torch.Tensor:
-        return torch.tensor(GREEK.letter_ids + [GREEK.space_id])
+        return torch.tensor(self.alphabet.letter_ids + [self.alphabet.space_id])
 
     def parameter_estimate(self) -> int:
         c = self.config
@@ -116,7 +122,7 @@ class GreekFamily(Family):
             + c.conv_kernel * c.d_model * c.d_model + c.n_words * c.d_model
 
     def build_model(self) -> CharTransformer:
-        model = CharTransformer(self.config, self.words or None)
+        model = CharTransformer(self.config, self.words or None, self.alphabet)
         if self.init_from:
             init_weights(model, self.init_from)
         return model
@@ -125,14 +131,15 @@ class GreekFamily(Family):
         return model.head(model.hidden(input_ids, attention_mask)[select])
 
     def save(self, model, out: Path) -> None:
-        save_char(model, out, GREEK, dtype=torch.float16)
+        save_char(model, out, self.alphabet, dtype=torch.float16)
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
         """The lexicon of the training split's words (:mod:`infill.models.lexicon`) and the
         phrase memory (:mod:`infill.models.phrases`) of its inscriptions -- each training
         inscription once -- or, without inscriptions, of its first
         :data:`PHRASE_CHARS` characters of training windows."""
-        write_lexicon(Path(out), train)
+        a = self.alphabet
+        write_lexicon(Path(out), train, alphabet=a)
         if self.mix is not None:
             texts = self.mix.texts[self.mix.literary:]
         else:
@@ -140,13 +147,13 @@ class GreekFamily(Family):
             for ex in train:
                 if size >= PHRASE_CHARS:
                     break
-                texts.append(GREEK.decode(i for i in ex if i < GREEK.n_outputs))
+                texts.append(a.decode(i for i in ex if i < a.n_outputs))
                 size += len(texts[-1])
-        write_phrases(Path(out), texts)
+        write_phrases(Path(out), texts, a)
         if self.mix is not None:
             from infill.data.inscriptions import iospe_split
 
-            write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus)
+            write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus, a)
 
     def describe(self) -> dict:
         extra = {} if self.inscriptions is None else {
@@ -155,17 +162,18 @@ class GreekFamily(Family):
                 **({"init_from": str(self.init_from)} if self.init_from else {})}
 
 
-def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA) -> Path:
+def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA,
+                  alphabet=GREEK) -> Path:
     """``out/lexicon.tsv``: every word of the training examples ``train`` (ids) weighted by how
     often they hold it (an inscription packed in k copies counts k times, as the network saw it)."""
     from infill.models.lexicon import LEXICON_FILE, build_lexicon, word_weights
 
-    weights = word_weights((GREEK.decode(ex) for ex in train), GREEK)
-    build_lexicon(dict(weights), GREEK, beta).save(out / LEXICON_FILE, GREEK)
+    weights = word_weights((alphabet.decode(ex) for ex in train), alphabet)
+    build_lexicon(dict(weights), alphabet, beta).save(out / LEXICON_FILE, alphabet)
     return out / LEXICON_FILE
 
 
-def write_phrases(out: Path, texts: list[str]) -> Path:
+def write_phrases(out: Path, texts: list[str], alphabet=GREEK) -> Path:
     """``out/phrases.safetensors``: the phrase memory of ``texts`` (normalized), each counted
     once, at the levels, rest and β chosen on the IOSPE validation split, and its shape memory
     (``out/shapes.safetensors``, :mod:`infill.models.shapes`); and ``out/pairs.tsv``,
@@ -174,13 +182,14 @@ def write_phrases(out: Path, texts: list[str]) -> Path:
                                        pair_counts)
     from infill.models.shapes import SHAPES_FILE, build_shapes
 
-    build_phrases(texts, GREEK).save(out / PHRASES_FILE, GREEK)
-    build_shapes(texts, GREEK).save(out / SHAPES_FILE, GREEK)
-    build_pairs(pair_counts(texts, GREEK), GREEK, None).save(out / PAIRS_FILE, GREEK)
+    a = alphabet
+    build_phrases(texts, a).save(out / PHRASES_FILE, a)
+    build_shapes(texts, a).save(out / SHAPES_FILE, a)
+    build_pairs(pair_counts(texts, a), a, None).save(out / PAIRS_FILE, a)
     return out / PHRASES_FILE
 
 
-def write_names(out: Path, files: list[Path], corpus) -> Path:
+def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:
     """``out/names.tsv``: the names the editions ``files`` (the training inscriptions) mark,
     source ``iospe``, and the capitalised words of the literary ``corpus``, source ``literary``
     (:mod:`infill.models.names`), at the weights chosen on the IOSPE validation split."""
