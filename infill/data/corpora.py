@@ -6,7 +6,7 @@ option, else ``$INFILL_DATA``, else ``../shared/data`` next to a source checkout
 by its suffix: ``.fa``/``.fasta``/``.faa`` -> FASTA (one sequence per record), ``.jsonl`` -> one
 ``{"text": ...}`` object per line, anything else -> one example per non-empty line; ``fmt``
 overrides the guess (``lines``, ``fasta``, ``jsonl``, ``greek`` = lines passed through
-:func:`infill.data.greek.normalize`). ``hf:NAME[:split][:column]`` reads a Hugging Face dataset
+:func:`infill.data.greek.normalize`, ``latin`` = the same in the Latin alphabet). ``hf:NAME[:split][:column]`` reads a Hugging Face dataset
 through the optional ``datasets`` package.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from infill.data.files import files_of, parse_json, read_text
+from infill.data.files import corpus_text, files_of, parse_json
 from infill.errors import ConfigError, InputError
 
 __all__ = ["CORPORA", "Corpus", "DATA_ENV", "DOCS", "corpus_hint", "FORMATS", "data_root", "guess_format", "load_texts",
@@ -27,7 +27,7 @@ DOCS = "docs/CORPORA.md"
 BUILDERS = {"english": "infill corpus english --out DIR"}
 """The command that rebuilds a corpus from a package registry, where there is one
 (:mod:`infill.data.build_corpus`)."""
-FORMATS = ("lines", "fasta", "jsonl", "greek")
+FORMATS = ("lines", "fasta", "jsonl", "greek", "latin")
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ CORPORA: dict[str, Corpus] = {c.name: c for c in [
            "english"),
     Corpus("greek", ("greek/perseus_grc.txt",), "greek", "greek"),
     Corpus("protein", ("protein/hypf.fa",), "fasta", "protein"),
+    Corpus("latin", ("latin/perseus_lat.txt.xz",), "latin", "latin"),
 ]}
 
 
@@ -141,7 +142,7 @@ def load_hf_dataset(spec: str) -> list[str]:
 def _file_texts(path: Path, fmt: str, what: str) -> list[str]:
     if not path.is_file():
         raise InputError(f"{what} not found: {str(path)!r}")
-    raw = read_text(path, what)
+    raw = corpus_text(path, what)
     if fmt == "fasta":
         from infill.data.fasta import parse_fasta
         return [r.sequence for r in parse_fasta(raw, str(path))]
@@ -163,8 +164,10 @@ def load_texts(spec: str, fmt: str | None = None, root: str | Path | None = None
         if fmt not in FORMATS:
             raise ConfigError(f"unknown dataset format {fmt!r}; choose from {', '.join(FORMATS)}")
         texts = [t for f in files for t in _file_texts(f, fmt, what)]
-        if fmt == "greek":
+        if fmt in ("greek", "latin"):
             from infill.data.greek import normalize
-            texts = [normalize(t) for t in texts]
+            from infill.data.latin import LATIN
+            alphabet = LATIN if fmt == "latin" else None
+            texts = [normalize(t, **({"alphabet": alphabet} if alphabet else {})) for t in texts]
     texts = [t.strip() for t in texts]
     return [t for t in texts if t]

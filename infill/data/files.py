@@ -19,7 +19,7 @@ from pathlib import Path
 from infill.errors import InputError, ModelLoadError
 from infill.text import check_text  # noqa: F401 - re-exported: read from here too
 
-__all__ = ["check_length", "check_memory", "check_text", "decode_bytes", "ensure_dir", "files_of",
+__all__ = ["check_length", "check_memory", "check_text", "corpus_text", "decode_bytes", "ensure_dir", "files_of",
            "input_chars_limit", "input_limit", "path_label", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
            "read_stdin", "read_text", "memory_gb", "memory_limit", "parse_count"]
 
@@ -126,8 +126,27 @@ def read_text(path: str | Path, what: str = "file", limit: int = MAX_FILE_BYTES)
 
 
 def read_lines(path: str | Path | tuple[str | Path, ...], what: str = "file") -> list[str]:
-    """Lines of a file, without their line ends; of several files (a tuple), one after another."""
-    return [line for p in files_of(path) for line in read_text(p, what).splitlines()]
+    """Lines of a file, without their line ends; of several files (a tuple), one after another.
+    A file whose name ends in ``.xz`` is read decompressed (the Latin corpus ships so)."""
+    return [line for p in files_of(path) for line in corpus_text(p, what).splitlines()]
+
+
+def corpus_text(path: Path, what: str) -> str:
+    """The text of a corpus file, decompressed when its name ends in ``.xz`` (at most
+    MAX_FILE_BYTES either way)."""
+    if path.suffix != ".xz":
+        return read_text(path, what)
+    import lzma
+
+    packed = read_bytes(path, what)
+    try:
+        data = lzma.LZMADecompressor().decompress(packed, max_length=MAX_FILE_BYTES + 1)
+    except lzma.LZMAError as e:
+        raise InputError(f"{what} {str(path)!r} is not valid xz ({e})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{what} {str(path)!r} decompresses to more than the "
+                         f"{_size(MAX_FILE_BYTES)} limit")
+    return decode_bytes(data, str(path))
 
 
 def files_of(path: str | Path | tuple[str | Path, ...]) -> tuple[Path, ...]:
