@@ -309,6 +309,7 @@ class _Reader:
 
         self.path, self.unclear = path, unclear
         self.alphabet = alphabet or GREEK
+        self.paren = 0              # open raw parentheses of a Latin edition (latin_leftover)
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -329,7 +330,10 @@ class _Reader:
 
     def chars(self, node, slot: str) -> None:
         s = getattr(node, slot) or ""
+        latin = self.alphabet.name == "Latin"
         for k, c in enumerate(s):
+            if latin and self.latin_leftover(s, k):
+                continue
             if c.isspace() or c == "\u2028":
                 self.atoms.append(Atom("space"))
             elif c in _RESERVED:          # infill's own '?' (restore) and '-' (missing)
@@ -337,6 +341,28 @@ class _Reader:
                           f"{'a letter to restore' if c == '?' else 'a missing letter'})")
             else:
                 self.atoms.append(Atom("char", c, node, slot, k))
+
+    def latin_leftover(self, s: str, k: int) -> bool:
+        """Whether character ``k`` of ``s`` is raw Leiden left in a Latin edition's text (EDH's
+        conversions, ``../shared/data/README.md``), consumed here: an expansion in parentheses
+        (``min(iensium)``, ``|(mulieris)``: letters the stone never had, dropped like ``<ex>``,
+        even across elements until the block ends), or a run of ``-`` (``------``: lost text of
+        unknown extent, shown as missing)."""
+        c = s[k]
+        if c == "(":
+            self.paren += 1
+            return True
+        if c == ")" and self.paren:
+            self.paren -= 1
+            return True
+        if self.paren:
+            return True
+        if c == "-" and (s[k + 1: k + 2] == "-" or s[k - 1: k] == "-" and k):
+            if not (k and s[k - 1] == "-"):
+                self.note("a run of '-' in the text (raw Leiden) read as lost text")
+                self.atoms.append(Atom("missing", count=0))
+            return True
+        return False
 
     def element_content(self, el) -> None:
         self.chars(el, "text")
@@ -364,6 +390,7 @@ class _Reader:
             block = tag in _BLOCKS
             if block:
                 self.atoms.append(Atom("block"))
+                self.paren = 0
             self.element_content(el)
             if block:
                 self.atoms.append(Atom("block"))
@@ -474,7 +501,7 @@ def extent_number(el, attr: str, path: str = "<input>") -> int | None:
     from infill.data.files import parse_count
 
     raw = el.get(attr)
-    if raw is None or not any(c.isnumeric() for c in raw):
+    if raw is None or not any(c.isnumeric() for c in raw) or _extent_range(el) is not None:
         return None
     try:
         return parse_count(raw, MAX_EXTENT)
@@ -485,9 +512,22 @@ def extent_number(el, attr: str, path: str = "<input>") -> int | None:
                          f"{why}", path=path, line=el.sourceline) from None
 
 
+def _extent_range(el) -> tuple[int, int] | None:
+    """``extent="10-15"`` (IAph writes a range so): (10, 15); None for anything else."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,6})\s*[-\u2013]\s*([0-9]{1,6})\s*", el.get("extent") or "")
+    if m is None or not 0 < int(m[1]) <= int(m[2]) <= MAX_EXTENT:
+        return None
+    return int(m[1]), int(m[2])
+
+
 def _extent(el, path: str = "<input>") -> tuple[int, tuple[int, int] | None]:
-    """(characters, uncertain range or None) of a ``<gap>``; 0 = unknown extent."""
+    """(characters, uncertain range or None) of a ``<gap>``; 0 = unknown extent; a range
+    (``atLeast``/``atMost``, or ``extent="10-15"``) counts its middle."""
     lo, hi = extent_number(el, "atLeast", path), extent_number(el, "atMost", path)
+    if lo is None and hi is None and _extent_range(el) is not None:
+        lo, hi = _extent_range(el)
     q = extent_number(el, "quantity", path)
     if lo is not None and hi is not None and 0 < lo <= hi:
         mid = q if q is not None and lo <= q <= hi else (lo + hi + 1) // 2
