@@ -19,7 +19,8 @@ from infill.data.epidoc import Edition, read_edition
 from infill.data.epidoc_corpus import corpus_files, split_files
 from infill.data.greek import GREEK, normalize
 
-__all__ = ["MixedExamples", "NAME_TAGS", "edition_names", "inscription_text", "iospe_split",
+__all__ = ["MixedExamples", "NAME_TAGS", "edition_names", "inscription_folders",
+           "inscription_text", "iospe_split",
            "mixed_examples", "pack", "training_names", "training_texts"]
 
 
@@ -107,9 +108,23 @@ def training_names(files: list[Path], share: float = 0.5) -> dict[str, int]:
 
 
 def iospe_split(folder: str | Path) -> dict[str, list[Path]]:
-    """The committed by-inscription split of an EpiDoc folder (seed 0, 80/10/10):
-    :func:`infill.data.epidoc_corpus.split_files`, the one definition of that split."""
-    return split_files(corpus_files(folder))
+    """The committed by-inscription split of EpiDoc folders (seed 0, 80/10/10):
+    :func:`infill.data.epidoc_corpus.split_files`, the one definition of that split, made per
+    folder of :func:`inscription_folders` (so IOSPE keeps its split beside another corpus) and
+    joined part by part."""
+    parts: dict[str, list[Path]] = {}
+    for one in inscription_folders(folder):
+        for name, files in split_files(corpus_files(one)).items():
+            parts.setdefault(name, []).extend(files)
+    return parts
+
+
+def inscription_folders(folders: str | Path) -> list[Path]:
+    """The EpiDoc folders of an ``inscriptions`` option: one path, or several joined by
+    ``os.pathsep`` (``greek/iospe:greek/iaph``), in their order."""
+    import os
+
+    return [Path(f) for f in os.fspath(folders).split(os.pathsep) if f]
 
 
 # ---- training examples: literary windows + packed inscriptions ---------------------------------
@@ -147,7 +162,8 @@ def pack(texts: list[str], size: int, seed: int) -> list[str]:
 def mixed_examples(corpus: str | Path, max_length: int, folder: str | Path, copies: int,
                    alphabet=GREEK) -> MixedExamples:
     """Literary windows (:func:`infill.data.examples.greek_examples`) + ``copies`` differently
-    packed copies of the IOSPE training inscriptions + the validation inscriptions once."""
+    packed copies of the training inscriptions of ``folder`` (one EpiDoc folder or several,
+    :func:`inscription_folders`) + their validation inscriptions once."""
     from infill.data.examples import greek_examples
 
     lit = greek_examples(corpus, max_length, alphabet).examples

@@ -93,7 +93,8 @@ class GreekFamily(Family):
                                       self.copies, self.alphabet)
             examples, texts = self.mix.examples, self.mix.texts
         if self.config.n_words:
-            self.words = word_list(texts, self.config.n_words)
+            self.words = init_words(self.init_from, self.config.n_words) \
+                or word_list(texts, self.config.n_words)
             self.config.n_words = len(self.words)
         return examples
 
@@ -201,6 +202,20 @@ def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:
     entries.update({(w, "literary"): float(c) for w, c in
                     literary_names(read_lines(corpus, "corpus")).items()})
     return save_names(out / NAMES_FILE, entries, GREEK)
+
+
+def init_words(source: str | None, n: int) -> list[str] | None:
+    """The word stream's words of the model ``init_from`` names, when it has ``n`` of them: a
+    run started from its weights keeps its words, so that each word embedding keeps its word
+    (a word list counted on a new corpus would give the rows to other words); else None."""
+    if not source:
+        return None
+    import json
+
+    path = builtin_path(source) if source.startswith("builtin:") else Path(source)
+    meta = json.loads((Path(path) / "charmodel.json").read_text(encoding="utf-8"))
+    words = meta.get("words") or []
+    return list(words) if len(words) == n else None
 
 
 def init_weights(model: CharTransformer, source: str) -> None:

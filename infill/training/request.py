@@ -195,7 +195,9 @@ class ModelOptions(Request):
     words: int | None = _size(1_000_000, "Word stream over this many most frequent words "
                               "(greek; Ithaca's; 0 = none).", low=0)
     inscriptions: str | None = option(None, str, "EpiDoc folder (IOSPE) whose training split "
-                                      "joins the corpus (greek).", optional=True)
+                                      "joins the corpus (greek); several: repeat the flag (API: "
+                                      "a list, or the folders joined by os.pathsep), each split "
+                                      "by inscription on its own.", optional=True)
     inscription_copies: int | None = _size(1000, "Differently packed copies of the "
                                            "inscriptions per epoch (greek) [default: 4].")
     dropout: float | None = option(None, float, "Dropout of the hidden layers and attention "
@@ -207,6 +209,9 @@ class ModelOptions(Request):
                                    "(english).", optional=True)
 
     def normalize(self) -> None:
+        if isinstance(self.inscriptions, (list, tuple)):     # several folders: one string
+            joined = os.pathsep.join(os.fspath(f) for f in self.inscriptions)
+            object.__setattr__(self, "inscriptions", joined or None)
         for name in ("inscriptions", "init_from"):
             if isinstance(getattr(self, name), os.PathLike):
                 object.__setattr__(self, name, os.fspath(getattr(self, name)))

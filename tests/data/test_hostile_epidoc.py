@@ -69,6 +69,11 @@ def test_extent_at_the_limit_and_words_still_read():
     e = read_edition("a.xml", edition(gap(reason="lost", atLeast="2", atMost="4",
                                           unit="character")))
     assert (e.lacunae[0].length, e.lacunae[0].lengths) == (3, (2, 4))
+    # IAph writes a range as the extent: read as atLeast/atMost
+    e = read_edition("a.xml", edition(gap(reason="lost", extent="10-15", unit="character")))
+    assert (e.lacunae[0].length, e.lacunae[0].lengths) == (13, (10, 15))
+    with pytest.raises(InputError, match="not a whole number"):
+        read_edition("a.xml", edition(gap(reason="lost", extent="15-10", unit="character")))
     illegible = read_edition("a.xml", edition(gap(reason="illegible", quantity="2")))
     assert ".." in leiden(illegible, {})
 

@@ -81,6 +81,24 @@ def test_the_split_is_the_committed_by_inscription_split(epidoc):
     assert {k: [p.stem for p in v] for k, v in parts.items()} == want
 
 
+def test_several_folders_are_each_split_on_their_own_and_joined(epidoc, tmp_path):
+    import os
+    import shutil
+
+    from infill.training.request import ModelOptions
+
+    other = tmp_path / "iaph"
+    shutil.copytree(epidoc, other)
+    for f in list(other.glob("*.xml"))[:3]:
+        f.rename(other / f"b{f.name}")          # another corpus: other names, another order
+    both = iospe_split(f"{epidoc}{os.pathsep}{other}")
+    one, two = iospe_split(epidoc), iospe_split(other)
+    assert both == {k: one[k] + two[k] for k in one}
+    assert ModelOptions(inscriptions=[epidoc, other]).inscriptions \
+        == f"{epidoc}{os.pathsep}{other}"
+    assert ModelOptions(inscriptions=[]).inscriptions is None
+
+
 def test_packing_keeps_every_text_and_the_window_size():
     texts = ["αβγ δεζ", "ηθι", "κλμ νξο πρσ τυφ χψω", "α"]
     windows = pack(texts, 8, seed=0)
@@ -129,6 +147,7 @@ def test_cli_trains_with_inscriptions_and_a_word_stream(tmp_path, epidoc):
     assert r.exit_code == 0, r.output
     first = json.loads((again / "train_log.jsonl").read_text().splitlines()[0])
     assert first["step"] == 0 and abs(first["val_loss"] - log[-1]["val_loss"]) < 0.02
+    assert json.loads((again / "charmodel.json").read_text())["words"] == meta["words"]
     r = CliRunner().invoke(main, args[:4] + [str(tmp_path / "x"), "--steps", "1",
                                              "--init-from", str(out), "--hidden", "16"])
     assert r.exit_code == 2 and "Error: --init-from" in r.output
