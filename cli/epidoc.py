@@ -23,7 +23,7 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
     if fmt in FORMATS and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format {fmt} with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = restore_files(lm, inputs, top_k=request.top_k, config=request.decode,
+    results = restore_files(lm, inputs, top_k=request.top_k, config=request.config,
                             hide_supplied=hide_supplied, window=request.window,
                             length_score=request.length_score,
                             length_beam=request.length_beam, unclear=request.unclear,

@@ -30,7 +30,7 @@ def run_readings(lm, model_name: str, records, readings: tuple[str, ...], reques
     if rec.error is not None or rec.text is None:
         raise CLIError(f"input {rec.id}: {rec.error}")
     r = score(lm, rec.text, list(readings), gap=request.gap, top_k=request.top_k,
-              marker=request.marker, config=request.decode, length_score=request.length_score,
+              marker=request.marker, config=request.config, length_score=request.length_score,
               window=request.window, name=model_name, rerank=request.rerank)
     r.id = rec.id
     for note in r.notes:
@@ -90,7 +90,7 @@ def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | 
     if fmt == "epidoc" and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format epidoc with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = epidoc_readings(lm, inputs, top_k=request.top_k, config=request.decode,
+    results = epidoc_readings(lm, inputs, top_k=request.top_k, config=request.config,
                               length_score=request.length_score, window=request.window,
                               name=model_name, rerank=request.rerank)
     failed = 0

@@ -131,7 +131,7 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     from infill.runner import load
 
     shard, fmt = current(), "json" if as_json else fmt
-    request = FillRequest(decode=decode_config(**params), window=not no_window,
+    request = FillRequest(config=decode_config(**params), window=not no_window,
                           **request_args(FillRequest, params))
     options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
     epidoc = _epidoc_inputs(texts, input_file, fmt, hide_supplied, out)

@@ -17,7 +17,7 @@ _EXPORTS = {
     "Completion": "infill.api", "FillResult": "infill.api", "Position": "infill.api",
     "decode": "infill.api", "fill": "infill.api", "fill_each": "infill.api",
     "load_model": "infill.api", "wrap_hf": "infill.api",
-    "DecodeConfig": "infill.config",
+    "DecodeConfig": "infill.config", "FillRequest": "infill.filling.request",
     "check": "infill.jobs.check", "CheckRequest": "infill.check_request",
     "readings": "infill.jobs.readings",
     "Hypothesis": "infill.decoding.engine",

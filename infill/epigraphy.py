@@ -7,7 +7,7 @@ readings per lacuna, and write EpiDoc or Leiden.
     epidoc_output(r, model_name="builtin:greek")   # the file with <supplied>/<app>
 
 One input per file: its edition as gapped text (:meth:`infill.data.epidoc.Edition.render`) goes
-through :func:`infill.api.fill_each` like any typed input (context windows for long editions,
+through :func:`infill.filling.planner.fill_resolved` like any typed input (context windows for long editions,
 joint decoding of the lacunae that fit one window). A lacuna's readings are the distinct strings
 the top-k completions put in it, each with its probability among those completions (the softmax
 of their scores, summed over the completions that agree on this lacuna), in the user's script
@@ -63,7 +63,7 @@ class EditionResult:
     @property
     def config(self):
         """The decoding options that ran (None before decoding)."""
-        return None if self.request is None else self.request.decode
+        return None if self.request is None else self.request.config
 
     def config_json(self) -> dict:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
@@ -126,13 +126,22 @@ def epidoc_paths(args: list[str], input_file: str | None = None
 
 # ---- decoding --------------------------------------------------------------------------------
 def _check_language(edition: Edition, model) -> None:
-    """A Greek model reads Greek editions only."""
-    if model is None or getattr(model, "alphabet", None) is None or edition.lang is None:
+    """A character model reads editions in its own alphabet only (Greek or Latin: the edition's
+    ``xml:lang``, else its script, :func:`infill.data.latin.alphabet_for`)."""
+    alphabet = getattr(model, "alphabet", None)
+    if model is None or alphabet is None or not hasattr(alphabet, "letters"):
         return
-    if not edition.lang.lower().split("-")[0] in GREEK_LANGS:
-        raise InputError(f"{edition.path}: line {edition.div.sourceline}: the edition is in "
-                         f"{edition.lang!r} (xml:lang), not Greek; {model.name} restores Greek "
-                         "(grc)", path=edition.path, line=edition.div.sourceline)
+    from infill.data.latin import LATIN_LANGS, alphabet_for
+
+    base = edition.lang.lower().split("-")[0] if edition.lang else None
+    known = base is None or base in GREEK_LANGS + LATIN_LANGS
+    own = (edition.alphabet or alphabet_for(edition.lang)).name if known else None
+    if own != alphabet.name:
+        said = f"in {edition.lang!r} (xml:lang)" if edition.lang else "in Latin script"
+        raise InputError(f"{edition.path}: line {edition.div.sourceline}: the edition is "
+                         f"{said}, {'so ' + own if own else 'neither Greek nor Latin'}; "
+                         f"{model.name} restores {alphabet.name}", path=edition.path,
+                         line=edition.div.sourceline)
 
 
 def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
@@ -184,7 +193,7 @@ def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: boo
     unreadable file or edition getting its ``error`` while the others are decoded together.
     Options left out take the model's recommendation, as for any fill
     (:func:`~infill.filling.defaults.resolve_fill`); each result records the request that ran."""
-    from infill.api import fill_resolved
+    from infill.filling.planner import fill_resolved
     from infill.data.accents import default_lexicon
     from infill.filling.defaults import resolve_fill
     from infill.config import DecodeConfig
@@ -306,7 +315,7 @@ def describe(model_name: str, request, hide_supplied: bool) -> str:
     """What the header's <change> says: the model, the decoder and every option that ran
     (``request``: the resolved fill request), the number of readings kept."""
     from infill.filling.defaults import ranks_lengths
-    opts = request.decode.to_json()
+    opts = request.config.to_json()
     if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score
         opts["length_beam"] = request.length_beam

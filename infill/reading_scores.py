@@ -79,7 +79,7 @@ class ScoredReading:
 @dataclass(frozen=True)
 class Combination:
     """One reading per lacuna placed in the text: the ``readings``, the filled ``completion``
-    (:class:`~infill.api.Completion`: text, spans, positions), its exact ``score``, the length
+    (:class:`~infill.filling.results.Completion`: text, spans, positions), its exact ``score``, the length
     score ``rank_score`` (None: one length), ``prob`` among the combinations, its place in the
     beam's top-k (``beam_rank``, None: not there) and the beam's score of it (``beam_score``);
     ``exact``: False when an any-order score is a lower bound (:mod:`infill.decoding.fixed`)."""
@@ -290,9 +290,9 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
     """Score every combination of ``readings`` (their ``ids`` from :func:`readings_gap`) in
     ``text`` under the resolved fill ``request`` (:func:`~infill.filling.defaults.resolve_fill`), and
     run the beam with it; see the module docstring."""
-    from infill.api import fill_resolved
+    from infill.filling.planner import fill_resolved
 
-    config = request.decode
+    config = request.config
     check_config(config)
     combos = list(itertools.product(*(range(len(rs)) for rs in readings)))
     if len(combos) > MAX_COMBINATIONS:
@@ -358,7 +358,7 @@ def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:
         found = [Variant((), model.encode(text, lengths, request.marker))]
     else:
         found = variants(model, text, lengths, request.marker)
-    apply_letters(model, found, getattr(request, "letters", None), request.decode.allow_special)
+    apply_letters(model, found, getattr(request, "letters", None), request.config.allow_special)
     return {tuple(len(g) for g in v.encoding.gaps): v for v in found}
 
 
@@ -366,12 +366,12 @@ def _score_combos(model, variants: dict, ids: list[list[list[int]]], combos: lis
                   request, names: list[list[str]]) -> list[dict]:
     """Each combination's exact score (summed over the context windows of a long text, as the
     fill combines them), its completion and, with several lengths, its length score."""
-    from infill.api import complete
+    from infill.filling.results import complete
     from infill.decoding.engine import Hypothesis
     from infill.decoding.fixed import fixed_scores
     from infill.decoding.windows import windows_for
 
-    config = request.decode
+    config = request.config
     rows, owners, placed, entries = [], [], [], []
     for c, combo in enumerate(combos):
         toks = [ids[k][j] for k, j in enumerate(combo)]
@@ -441,10 +441,10 @@ def _check_placeable(var, at: dict, texts: list[str]) -> None:
 def _rerank_scores(model, out: list[dict], kind: str) -> None:
     """Each combination's (score + PLL) / 2 (:mod:`infill.filling.reranking`, all of them: exhaustive), the
     value the beam's completions of one length are reranked by."""
-    from infill.api import _filled
+    from infill.filling.planner import filled_ids
     from infill.filling.reranking import rerank
 
-    values = rerank(model, kind, [_filled(o["var"], o["hyp"]) for o in out],
+    values = rerank(model, kind, [filled_ids(o["var"], o["hyp"]) for o in out],
                     [o["var"].encoding.positions for o in out], [o["score"] for o in out],
                     len(out), exhaustive=True)
     for j, v in values:
@@ -454,11 +454,11 @@ def _rerank_scores(model, out: list[dict], kind: str) -> None:
 def _length_scores(model, out: list[dict], length_score: str) -> None:
     """The length score of every combination (:func:`infill.filling.length_ranking.rank`, all of them:
     exhaustive), the value the beam's completions of several lengths are ranked by."""
-    from infill.api import _filled
+    from infill.filling.planner import filled_ids
     from infill.filling.length_ranking import rank
 
     chars = [sum(map(len, o["completion"].fills)) for o in out]
-    values = rank(model, length_score, [_filled(o["var"], o["hyp"]) for o in out],
+    values = rank(model, length_score, [filled_ids(o["var"], o["hyp"]) for o in out],
                   [o["var"].encoding.positions for o in out], [o["score"] for o in out], chars,
                   len(out), exhaustive=True, progress=False)
     for j, v in values:

@@ -55,10 +55,10 @@ def test_fill_job_writes_the_json_of_infill_run(bert_dir, inputs_file):
 def test_the_first_answer_comes_after_one_inputs_decode(bert_dir, monkeypatch):
     """A long job (the antibody FASTA example: batches of 32) shows its first answer after one
     input's decode, then goes on in full batches."""
-    import infill.api
+    import infill.filling.planner
     calls = []
-    real = infill.api.fill_resolved
-    monkeypatch.setattr(infill.api, "fill_resolved",
+    real = infill.filling.planner.fill_resolved
+    monkeypatch.setattr(infill.filling.planner, "fill_resolved",
                         lambda m, texts, *a, **k: calls.append(len(texts)) or real(m, texts, *a, **k))
     lm = infill.load_model(bert_dir)
     job = iter(fill_inputs(lm, ["the ___ sat"] * 7, FillRequest(top_k=1, batch_size=4)))

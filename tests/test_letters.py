@@ -180,7 +180,7 @@ def test_char_model_full_beam_equals_restricted_enumeration(greek, scorer, order
 def test_text_syntax_through_the_fill_job(greek):
     from infill.jobs.fill import fill_inputs
     job = fill_inputs(greek, ["αβγ#[ΑΈ]#[ιην]#[οω]δε", "αβ[.2]#[κ]δε"], top_k=12,
-                      decode=infill.DecodeConfig(beam_size=12, scorer="standard"))
+                      config=infill.DecodeConfig(beam_size=12, scorer="standard"))
     a, b = list(job)
     assert a.error is None and len(a.completions) == 12
     direct = infill.fill(greek, TEXT, letters=[["ΑΈ", "ιην", "οω"]], top_k=12, beam_size=12,

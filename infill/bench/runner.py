@@ -443,7 +443,7 @@ def _run_owned(model: MaskedLM, config: BenchRequest, work: list, done: set, out
 
 
 def _run_units(model, config, work, done, writer, counter, bert, bar, new: list) -> None:
-    from infill.api import run_decoder
+    from infill.filling.decoders import run_decoder
 
     base = DecodeConfig(dedup=config.dedup, allow_special=config.allow_special)
     for method, n, batch in work:

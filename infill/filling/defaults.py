@@ -236,14 +236,14 @@ def resolve_fill(model, request):
     in: its decoding options (:func:`resolve_defaults`), the gap's length, the length score,
     and the beam raised to ``top_k`` when smaller (a fill returns ``top_k`` completions).
     Every front end's fill goes through here once. Returns ``(request, Defaults)``."""
-    config, defaults = resolve_defaults(model, request.decode)
+    config, defaults = resolve_defaults(model, request.config)
     gap, defaults = resolve_gap(request.gap, defaults)
     length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
     length_beam, defaults = resolve_length_beam(request.length_beam, gap, defaults)
     rerank, defaults = resolve_rerank(request.rerank, config, defaults)
     if request.top_k > config.beam_size:
         config = config.replace(beam_size=request.top_k)
-    return request.replace(decode=config, gap=gap, length_score=length_score,
+    return request.replace(config=config, gap=gap, length_score=length_score,
                            length_beam=length_beam, rerank=rerank), defaults
 
 

@@ -50,12 +50,16 @@ def check_gap_text(gap) -> None:
 
 @dataclass(frozen=True)
 class FillRequest(Request):
-    """Every option of a fill job: the decoding options (``decode``, a
-    :class:`~infill.config.DecodeConfig`) and what the job adds around them."""
+    """Every option of a fill: the decoding options (``config``, a
+    :class:`~infill.config.DecodeConfig`) and what a fill adds around them. Every entry point
+    (:func:`infill.fill`, :func:`infill.readings`, :func:`infill.epigraphy.restore_files`, the
+    jobs, the HTTP bodies) takes one and passes it on whole. (``decode``, the old name of
+    ``config``, is read with a DeprecationWarning.)"""
 
     KIND: ClassVar[str] = "fill"
+    RENAMED: ClassVar[dict[str, str]] = {"decode": "config"}
 
-    decode: DecodeConfig = dataclasses.field(default_factory=DecodeConfig)
+    config: DecodeConfig = dataclasses.field(default_factory=DecodeConfig)
     top_k: int = option(5, int, "Completions shown per input (raises --beam if larger).", low=1,
                         what="top-k")
     gap: Any = option(None, int, "Tokens (characters, residues) to fill at each gap marker: N, a "
@@ -104,9 +108,24 @@ class FillRequest(Request):
     def check(self) -> None:
         check_gap_text(self.gap)
         check_letters(self.letters)
-        if not isinstance(self.decode, DecodeConfig):
-            raise ConfigError(f"decode must be a DecodeConfig, got {type(self.decode).__name__}",
-                              field="decode")
+        if not isinstance(self.config, DecodeConfig):
+            raise ConfigError(f"config must be a DecodeConfig, got {type(self.config).__name__}",
+                              field="config")
 
     def to_json(self) -> dict:
-        return {**super().to_json(), "decode": self.decode.to_json()}
+        return {**super().to_json(), "config": self.config.to_json()}
+
+    @classmethod
+    def of(cls, request: "FillRequest | None" = None, **options) -> "FillRequest":
+        """``request`` (default: the defaults) with keyword ``options`` applied: a fill option (a
+        field here; ``config=``: a whole :class:`DecodeConfig`) or a decoding option (a field of
+        DecodeConfig: ``beam_size=``, ``scorer=``, ...), which goes into ``config``. What the
+        Python API's keywords become; unknown keywords raise :class:`ConfigError`."""
+        mine = set(cls.fields()) | set(cls.RENAMED)
+        fill = {k: v for k, v in options.items() if k in mine}
+        decoding = {k: v for k, v in options.items() if k not in mine}
+        request = cls.from_options(request, **fill)
+        if decoding:
+            request = request.replace(config=DecodeConfig.from_options(request.config,
+                                                                       **decoding))
+        return request

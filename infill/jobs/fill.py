@@ -1,7 +1,7 @@
 """The fill job (``infill run``): many inputs read (antibody regions, Leiden sigla), decoded in
 batches sharded over the torchrun ranks, each input's ranked completions or its error.
 
-    request = FillRequest(decode=DecodeConfig(beam_size=8), top_k=3, gap="1-2")
+    request = FillRequest(config=DecodeConfig(beam_size=8), top_k=3, gap="1-2")
     for fill in fill_inputs(model, ["To be, or not to ___.", "no gap"], request, name="english"):
         print(fill.id, fill.error or fill.completions[0].text, fill.to_json())
 """
@@ -17,7 +17,7 @@ from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_le
 from infill.filling.request import FillRequest, check_gap_text  # noqa: F401 - the job's request
 
 if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
-    from infill.api import FillResult
+    from infill.filling.results import FillResult
     from infill.filling.defaults import Defaults
     from infill.parallel import Shard
 
@@ -87,7 +87,7 @@ class FillRun:
     @property
     def config(self) -> DecodeConfig:
         """The decoding options that run (resolved)."""
-        return self.request.decode
+        return self.request.config
 
     @property
     def ranks_lengths(self) -> bool:
@@ -126,7 +126,7 @@ class FillRun:
     def _decode(self, batch: list[Input]) -> list[InputFill]:
         """One batch: inputs whose gap lengths and letter sets agree are decoded together (one
         call)."""
-        from infill.api import fill_resolved
+        from infill.filling.planner import fill_resolved
         groups: dict[str, tuple[Any, Any, list[Input]]] = {}
         for r in batch:
             if r.text is not None:
@@ -141,7 +141,7 @@ class FillRun:
         return [self._outcome(r, by_id.get(id(r))) for r in batch]
 
     def _outcome(self, r: Input, res: FillResult | None) -> InputFill:
-        from infill.api import FillResult
+        from infill.filling.results import FillResult
         if res is None:                 # not decoded: how it was read failed
             res = FillResult(r.text, [], r.error, defaults=self.defaults,
                              config=self.config, gap=self.request.gap if r.gap is None else r.gap)
@@ -164,7 +164,7 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
     error (:meth:`InputFill.failure` names it); the others go on. Returns the
     :class:`FillRun`; iterating it decodes."""
     from infill.filling.defaults import resolve_fill
-    request, defaults = resolve_fill(model, FillRequest.from_options(request, **options))
+    request, defaults = resolve_fill(model, FillRequest.of(request, **options))
     read, warnings = prepare(model, as_inputs(inputs), request)
     return FillRun(model, read, request, defaults, name, warnings, shard)
 

@@ -44,7 +44,7 @@ def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str =
     cands = as_candidates(readings)
     if not isinstance(text, str) or not text.strip():
         raise InputError("readings: give the text (one string with its lacunae)", field="text")
-    request = FillRequest(decode=DecodeConfig.from_options(config, **options), top_k=top_k,
+    request = FillRequest(config=DecodeConfig.from_options(config, **options), top_k=top_k,
                           gap=gap, marker=marker, length_score=length_score, window=window,
                           rerank=rerank)
     [read], _ = prepare(model, as_inputs([text]), request)
@@ -65,9 +65,9 @@ def _score(model, text: str, cands: list[list[Candidate]], request: FillRequest,
     from infill.reading_scores import check_config, readings_gap, score_readings
 
     gap, ids, notes = readings_gap(model, text, request.marker, gap, cands,
-                                   request.decode.allow_special)
+                                   request.config.allow_special)
     resolved, defaults = resolve_fill(model, request.replace(gap=gap))
-    check_config(resolved.decode)
+    check_config(resolved.config)
     result = score_readings(model, text, cands, ids, resolved, defaults)
     result.notes = [*notes, *result.notes]
     return result
@@ -175,7 +175,7 @@ def _edition_scores(model, res: EditionReadings, top_k, config, length_score, wi
     cands = [[c for c, _ in apps[k]] for k in res.lacunae]
     element = {id(c): el for k in res.lacunae for c, el in apps[k]}
     text = _edition_text(res.edition, apps)
-    request = FillRequest(decode=config or DecodeConfig(), top_k=top_k, gap=None,
+    request = FillRequest(config=config or DecodeConfig(), top_k=top_k, gap=None,
                           marker=APP_MARKER, length_score=length_score, window=window,
                           rerank=rerank)
     res.result = _score(model, text, cands, request, None)
@@ -193,7 +193,7 @@ def epidoc_readings_output(res: EditionReadings, model_name: str) -> str:
     for rs, els in zip(res.result.lacunae, res.elements):
         for r, el in zip(rs, els):
             el.set("cert", _prob(r.prob))
-    request = FillRequest(decode=res.result.config, top_k=len(res.result.completions) or 1,
+    request = FillRequest(config=res.result.config, top_k=len(res.result.completions) or 1,
                           gap=res.result.gap, marker=APP_MARKER, rerank=res.result.rerank)
     add_header(res.edition, describe(model_name, request, False).replace(
         "Lost text restored", "Readings of the apparatus scored"), __version__)

@@ -44,7 +44,7 @@ from infill.config import ORDERS, SCORERS
 from infill.errors import InfillError, InputError
 from infill.serve.catalog import ModelCatalog
 from infill.serve.guard import WILDCARDS, LocalOnly, host_names
-from infill.api import FillResult
+from infill.filling.results import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
 from infill.serve.schema import FillRequest, build_job, parse_request
 from infill.serve.worker import BatchWorker

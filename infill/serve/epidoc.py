@@ -118,7 +118,7 @@ def epidoc_job(req: EpidocRequest, catalog: ModelCatalog, limits: Limits,
     if len(res.rendered.text) > limits.max_text:
         raise TooLarge(f"edition too long: {len(res.rendered.text)} characters (limit "
                        f"{limits.max_text})")
-    return Job(model, request.decode, tuple(spans) or 1, MARKER, res.rendered.text,
+    return Job(model, request.config, tuple(spans) or 1, MARKER, res.rendered.text,
                request.top_k, frozen_letters(edition_letters(res)), request.rerank), res
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 
-from infill.api import FillResult
+from infill.filling.results import FillResult
 from infill.filling.defaults import Defaults
 from infill.errors import InfillError, InputError
 from infill.jobs.inputs import Input, text_inputs
@@ -76,7 +76,7 @@ async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
             result = FillResult(None, [], error) if fut is None else \
                 await _result(wait, fut, job.text)
             result.defaults, result.model, result.id = defaults, model, rec.id
-            result.config = request.decode
+            result.config = request.config
             result.gap = request.gap if job is None else job.gap
             out = result.to_json()
             entries.append({**out, "notes": notes + out["notes"], "header": rec.header})

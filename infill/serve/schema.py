@@ -173,7 +173,7 @@ def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) 
     """The request as the jobs layer's fill request (what ``infill run`` builds from its
     options): options left out stay None, for :func:`~infill.filling.defaults.resolve_fill`."""
     config = decode_config(req) if config is None else config
-    fields = dict(decode=config, top_k=req.top_k, gap=getattr(req, "gap", None),
+    fields = dict(config=config, top_k=req.top_k, gap=getattr(req, "gap", None),
                   marker=getattr(req, "marker", "___"), region=getattr(req, "region", None),
                   letters=getattr(req, "letters", None), unclear=getattr(req, "unclear", "keep"),
                   rerank=getattr(req, "rerank", None))
@@ -254,7 +254,7 @@ def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
                        f"characters (limit {limits.max_text})")
     gap = request.gap if read.gap is None else tuple(read.gap)   # [c.3]: its whole range
     letters = request.letters if read.letters is None else read.letters     # #[ηιν] in the text
-    return Job(model, request.decode, gap, request.marker, read.text, request.top_k,
+    return Job(model, request.config, gap, request.marker, read.text, request.top_k,
                frozen_letters(letters), request.rerank), list(read.notes)
 
 
@@ -276,7 +276,7 @@ def _check_letters(model, read: Input, request: FillJob) -> None:
                             request.marker).gaps
     except InputError:
         return                               # the text's own error comes from the decode
-    letter_masks(model, letters, gaps, request.decode.allow_special)
+    letter_masks(model, letters, gaps, request.config.allow_special)
 
 
 def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,

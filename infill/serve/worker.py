@@ -5,7 +5,7 @@ the first waiting job and all those already queued (at most ``max_batch`` in all
 also waits up to ``batch_wait_ms`` for more, while a lone request never waits), groups them by
 (model, effective config, gap, marker) and runs ONE :func:`infill.fill_each` per group with the
 group's largest top-k (``fill_each`` decodes inputs of similar length together,
-:func:`infill.api.length_buckets`); each job gets its own input's result cut to its top-k.
+:func:`infill.filling.planner.length_buckets`); each job gets its own input's result cut to its top-k.
 So N simultaneous requests cost about one batched decode, torch never runs on two threads, and
 a bad input fails only its own request (``fill_each`` reports errors per input). Jobs that
 arrive while a batch runs wait in the queue and form the next batch.
@@ -214,7 +214,7 @@ class BatchWorker:
     def _split(self, model: MaskedLM, items: list[tuple[Job, Future]]):
         """The items a decode may take: a text over ``max_positions`` fails with
         :class:`TooLarge`; the others go together (``fill_each`` groups them by length itself,
-        :func:`infill.api.length_buckets`, and reports the texts it cannot read)."""
+        :func:`infill.filling.planner.length_buckets`, and reports the texts it cannot read)."""
         keep = []
         for job, fut in items:
             try:

@@ -24,7 +24,7 @@ def test_an_explicit_order_wins_in_every_entry_point(catalog, client):
     ``fill_inputs``, ``fill_each``, the CLI and HTTP (it once ran best-to-worst in one)."""
     model = catalog.get(PROTEIN)
     asked = infill.DecodeConfig(order="left-to-right")
-    via_job = next(iter(fill_inputs(model, [SEQ], decode=asked, top_k=3)))
+    via_job = next(iter(fill_inputs(model, [SEQ], config=asked, top_k=3)))
     via_api = infill.fill_each(model, [SEQ], config=asked, top_k=3)[0]
     cli = CliRunner().invoke(main, ["run", "--json", "-m", PROTEIN, "--order", "left-to-right",
                                     "-k", "3", SEQ])
