@@ -165,13 +165,16 @@ def read_headed(path: Path, what: str, header: str, alphabet, kind: str = "",
     the JSON's ``beta`` (a positive number) and ``letters`` (the model's) checked: one
     ModelLoadError naming the file and line when it is not such a file (``kind`` names it
     there, ``fields`` the header's further fields)."""
-    from infill.data.files import parse_json, read_bytes
+    from infill.data.files import input_limit, parse_json, read_bytes
     from infill.errors import InputError
 
-    try:
-        text = read_bytes(path, what).decode("utf-8")
-    except (InputError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: cannot read the {what} ({type(e).__name__})") from None
+    try:                            # bounded as inputs are (64 MiB, INFILL_MAX_INPUT_BYTES)
+        text = read_bytes(path, what, input_limit()).decode("utf-8")
+    except InputError as e:
+        raise ModelLoadError(f"{path}: cannot read the {what}: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ModelLoadError(f"{path}: cannot read the {what}: not UTF-8 text (byte offset "
+                             f"{e.start})") from None
     first, _, body = text.partition("\n")
     try:
         assert first.startswith(header + " ")

@@ -43,7 +43,9 @@ On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -299,6 +301,10 @@ def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int):
 def _counted(memory: PhraseMemory, keys: np.ndarray, tokens: np.ndarray, counts: np.ndarray
              ) -> PhraseMemory:
     """``memory`` holding the distinct (key, character) pairs with their summed counts."""
+    if not len(keys):                  # nothing counted (an empty phrases.txt): no entries
+        memory.keys, memory.tokens = np.zeros(0, np.uint64), np.zeros(0, np.uint8)
+        memory.counts = np.zeros(0, np.uint16)
+        return memory
     order = np.lexsort((tokens, keys))
     keys, tokens, counts = keys[order], tokens[order], counts[order]
     new = np.r_[True, (keys[1:] != keys[:-1]) | (tokens[1:] != tokens[:-1])]
@@ -343,25 +349,55 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
             from None
     _check(memory, path, alphabet)
     user = Path(path).parent / USER_PHRASES
-    if user.is_file():
-        texts, weights = read_user_phrases(user, alphabet)
-        memory = memory.merged(build_phrases(texts, alphabet, weights, memory.sides,
-                                             memory.rest, memory.beta, keyed, memory.near))
+    if os.path.lexists(user):
+        memory = memory.merged(_user_memory(user, alphabet, memory, keyed))
     return memory
+
+
+def _user_memory(user: Path, alphabet, memory: PhraseMemory, keyed: str) -> PhraseMemory:
+    """The memory of the phrases in ``user`` at ``memory``'s levels, built once per process for
+    one version of the file (its size, time and inode): a model loaded again does not count
+    them again."""
+    try:
+        st = user.stat()
+    except OSError as e:
+        raise ModelLoadError(f"{user}: cannot read the phrases ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):     # a folder, a pipe or a device: never waited on
+        raise ModelLoadError(f"{user}: not a file of phrases (a folder, a pipe or a device); "
+                             "remove it or make it a text file, one phrase a line")
+    key = (str(user.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, alphabet.letters, keyed,
+           memory.sides, memory.rest, memory.beta, memory.near)
+    if key not in _USER_MEMORIES:
+        texts, weights = read_user_phrases(user, alphabet)
+        if len(_USER_MEMORIES) >= 8:
+            _USER_MEMORIES.pop(next(iter(_USER_MEMORIES)))
+        _USER_MEMORIES[key] = build_phrases(texts, alphabet, weights, memory.sides, memory.rest,
+                                            memory.beta, keyed, memory.near)
+    return _USER_MEMORIES[key]
+
+
+_USER_MEMORIES: dict[tuple, PhraseMemory] = {}
 
 
 def read_user_phrases(path: Path, alphabet) -> tuple[list[str], list[int]]:
     """The formulae or names of a ``phrases.txt`` (one a line, optionally ``<TAB>weight``, a
-    whole number from 1 to 10^6), normalized as the model reads its input."""
-    from infill.data.files import read_bytes
+    whole number from 1 to 10^6), normalized as the model reads its input. Read as inputs are:
+    at most :func:`~infill.data.files.input_limit` bytes, and at most
+    :func:`~infill.data.files.input_chars_limit` characters of phrases in all (building the
+    memory takes time in proportion); a line holding no letter of the alphabet is refused
+    (ModelLoadError naming the file and line), so nothing in the file is silently unused."""
+    from infill.data.files import input_chars_limit, input_limit, read_bytes
     from infill.data.greek import normalize
     from infill.errors import InputError
 
     try:
-        text = read_bytes(path, "phrases").decode("utf-8")
-    except (InputError, UnicodeDecodeError) as e:
-        raise ModelLoadError(f"{path}: cannot read the phrases ({type(e).__name__})") from None
-    texts, weights = [], []
+        text = read_bytes(path, "phrases file", input_limit()).decode("utf-8")
+    except InputError as e:
+        raise ModelLoadError(f"{path}: cannot read the phrases: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ModelLoadError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
+    texts, weights, total, limit = [], [], 0, input_chars_limit()
+    letters = set(alphabet.letters)
     for k, line in enumerate(text.splitlines(), 1):
         phrase, tab, weight = line.partition("\t")
         if not phrase.strip():
@@ -370,7 +406,14 @@ def read_user_phrases(path: Path, alphabet) -> tuple[list[str], list[int]]:
                         1 <= int(weight) <= 10 ** 6):
             raise ModelLoadError(f"{path}:{k}: expected 'phrase' or 'phrase<TAB>weight' with a "
                                  f"whole weight from 1 to 1000000, got {line[:40]!r}")
+        total += len(phrase)
+        if total > limit:
+            raise ModelLoadError(f"{path}:{k}: more than {limit:,} characters of phrases "
+                                 "(the limit of one input; set INFILL_MAX_INPUT_CHARS to raise it)")
         texts.append(normalize(phrase, alphabet=alphabet, unknown=True))
+        if letters.isdisjoint(texts[-1]):
+            raise ModelLoadError(f"{path}:{k}: no letter of this model's alphabet in "
+                                 f"{phrase[:40]!r}: nothing of it could be counted")
         weights.append(int(weight) if tab else 1)
     return texts, weights
 

@@ -70,7 +70,7 @@ def test_ithaca_array_of_huge_declared_shape(tmp_path, shape, dtype):
     ck = _checkpoint()
     ck["params"]["params"]["encoder_norm"]["scale"] = _Declared(shape, dtype)
     p = _write(tmp_path, ck)
-    msg = "cannot read Ithaca checkpoint .*ck.pkl.*: an array declares shape .* more than the file"
+    msg = "cannot read Ithaca/Aeneas checkpoint .*ck.pkl.*: an array declares shape .* more than the file"
     load_error(p, msg)
     assert "an array declares shape" in one_line_cli("run", "--model", p, "α?β")
     assert "an array declares shape" in one_line_cli("models", "--model", p)
@@ -239,3 +239,78 @@ def test_lexicon_header(greek_char_dir, tmp_path, header):
     (d / "lexicon.tsv").write_text(f"#infill-lexicon {header}\nαβ\t1\n", encoding="utf-8")
     load_error(d, r"lexicon.tsv:1: not an infill lexicon")
     assert "lexicon.tsv:1" in one_line_cli("run", "--model", d, "μῆνιν ἄ?ιδε")
+
+
+# ---- a user's phrases.txt beside a model: bounded as inputs are, never waited on ----------------
+def _phrases_copy(greek_char_dir, tmp_path) -> Path:
+    from infill.data.greek import GREEK
+    from infill.models.phrases import PHRASES_FILE, build_phrases
+
+    d = _char_copy(greek_char_dir, tmp_path)
+    build_phrases(["εδοξε τηι βουληι και τωι δημωι"], GREEK, sides=((1, 1),), rest=2).save(
+        d / PHRASES_FILE, GREEK)
+    return d
+
+
+def test_an_empty_phrases_txt_adds_nothing(greek_char_dir, tmp_path):
+    d = _phrases_copy(greek_char_dir, tmp_path)
+    bare = infill.load_model(str(d), device="cpu").phrases
+    (d / "phrases.txt").write_text("\n  \n", encoding="utf-8")
+    with_file = infill.load_model(str(d), device="cpu").phrases
+    for name in ("keys", "tokens", "counts"):
+        assert np.array_equal(getattr(with_file, name), getattr(bare, name)), name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("hello world\n", r"phrases.txt:1: no letter of this model's alphabet in 'hello world'"),
+    ("δήμωι\n12345\n", r"phrases.txt:2: no letter"),
+    ("α" * 5_000_000, r"phrases.txt:1: more than 200,000 characters of phrases"),
+    ("δημωι ανεθηκε\n" * 100_000, r"phrases.txt:15385: more than 200,000 characters"),
+])
+def test_phrases_txt_without_greek_or_too_long_is_one_line(greek_char_dir, tmp_path, text,
+                                                            message):
+    d = _phrases_copy(greek_char_dir, tmp_path)
+    (d / "phrases.txt").write_text(text, encoding="utf-8")
+    load_error(d, message)
+    assert "phrases.txt" in one_line_cli("run", "--model", d, "μῆνιν ἄ?ιδε")
+
+
+def test_phrases_txt_past_the_input_bound(greek_char_dir, tmp_path, monkeypatch):
+    d = _phrases_copy(greek_char_dir, tmp_path)
+    (d / "phrases.txt").write_text("δημωι\n" * 1000, encoding="utf-8")
+    monkeypatch.setenv("INFILL_MAX_INPUT_BYTES", "4096")
+    load_error(d, r"phrases.txt: cannot read the phrases: .* longer than the 4 KiB limit")
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dev-zero"])
+def test_phrases_txt_that_is_no_file_is_refused_at_once(greek_char_dir, tmp_path, kind):
+    import os
+    d = _phrases_copy(greek_char_dir, tmp_path)
+    where = d / "phrases.txt"
+    if kind == "folder":
+        where.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(where)                 # nobody writes: reading it would wait for ever
+    else:
+        where.symlink_to("/dev/zero")
+    load_error(d, r"phrases.txt: not a file of phrases \(a folder, a pipe or a device\)")
+
+
+def test_phrases_txt_is_counted_once_per_version(greek_char_dir, tmp_path, monkeypatch):
+    import os
+    from infill.models import phrases
+
+    d = _phrases_copy(greek_char_dir, tmp_path)
+    (d / "phrases.txt").write_text("μηνοσ λυκειου\n", encoding="utf-8")
+    reads = []
+    real = phrases.read_user_phrases
+    monkeypatch.setattr(phrases, "read_user_phrases", lambda *a: reads.append(a) or real(*a))
+    first = infill.load_model(str(d), device="cpu").phrases
+    again = infill.load_model(str(d), device="cpu").phrases
+    assert len(reads) == 1
+    assert np.array_equal(first.keys, again.keys) and np.array_equal(first.counts, again.counts)
+    (d / "phrases.txt").write_text("μηνοσ λυκειου\t5\n", encoding="utf-8")
+    st = (d / "phrases.txt").stat()
+    os.utime(d / "phrases.txt", ns=(st.st_atime_ns, st.st_mtime_ns + 10 ** 9))
+    changed = infill.load_model(str(d), device="cpu").phrases
+    assert len(reads) == 2 and changed.counts.sum() > first.counts.sum()
