@@ -1,7 +1,7 @@
-"""Reading a pickle without running it: how JAX checkpoints such as Ithaca's are saved.
+"""Reading a pickle without running it: how JAX checkpoints such as Ithaca's and Aeneas's are saved.
 
 :func:`read_pickle_file` unpickles with an allow-list (numpy arrays, scalars and dtypes, flax's
-FrozenDict, jax Arrays rebuilt from numpy, plain containers); any other global is refused before
+FrozenDict and AxisMetadata, jax Arrays rebuilt from numpy, plain containers); any other global is refused before
 it is looked up, so nothing named in the file runs. Kept apart from :mod:`infill.data.files` so
 that reading text never imports :mod:`pickle`.
 """
@@ -18,7 +18,8 @@ __all__ = ["read_pickle_file"]
 
 def _pickle_globals(budget: int = 0) -> dict:
     """The only globals a pickle read by :func:`read_pickle_file` may name, each mapped to a
-    harmless stand-in: numpy arrays, scalars and dtypes; flax's FrozenDict (read as a dict);
+    harmless stand-in: numpy arrays, scalars and dtypes; flax's FrozenDict (read as a dict) and
+    AxisMetadata (read as :class:`AxisNames`);
     a jax Array (rebuilt as the numpy array it wraps); a few plain containers. The arrays the
     pickle declares empty-handed (numpy's own recipe declares none) may take ``budget`` bytes
     in all: a file cannot make us allocate more than it holds."""
@@ -51,6 +52,7 @@ def _pickle_globals(budget: int = 0) -> dict:
         return text.encode("latin1")
 
     table = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
+             ("flax.linen.partitioning", "AxisMetadata"): AxisNames,
              ("jax._src.array", "_reconstruct_array"): jax_array,
              ("flax.core.frozen_dict", "FrozenDict"): dict,
              ("collections", "OrderedDict"): dict, ("builtins", "set"): set,
@@ -62,6 +64,20 @@ def _pickle_globals(budget: int = 0) -> dict:
     for module in ("numpy._core.numeric", "numpy.core.numeric"):
         table[(module, "_frombuffer")] = _frombuffer
     return table
+
+
+class AxisNames:
+    """What a flax ``AxisMetadata`` (Aeneas's ``params_axes``: the logical names of a weight's
+    axes, no numbers) is read as: its ``names``, a tuple of strings, and nothing else."""
+
+    __slots__ = ("names",)
+
+    def __setstate__(self, state) -> None:
+        names = state.get("names") if isinstance(state, dict) and set(state) == {"names"} \
+            else None
+        if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+            raise pickle.UnpicklingError("an AxisMetadata that is not a tuple of axis names")
+        self.names = names
 
 
 class _RestrictedUnpickler(pickle.Unpickler):

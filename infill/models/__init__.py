@@ -37,7 +37,8 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
     - a directory with ``config.json``: a Hugging Face masked LM (ESM2 directories get the
       protein adapter), with ``charmodel.json``: an Ithaca-style character model;
     - a ``.pt`` file: a fair-esm checkpoint (``esm2_t6_8M_UR50D.pt``-style);
-    - a ``.pkl`` file: Ithaca's published checkpoint (read with a restricted unpickler), and a
+    - a ``.pkl`` file: Ithaca's or Aeneas's published checkpoint, told apart by its content
+      (read with a restricted unpickler), and a
       directory with ``ithaca.json``: an Ithaca-architecture model saved by infill;
     - otherwise a hub id (Hugging Face, or a fair-esm pretrained name such as
       ``esm2_t6_8M_UR50D``), which needs network access.
@@ -60,15 +61,16 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
 
 
 def _load_file(path: Path, name: str, kw: dict) -> MaskedLM:
-    """A checkpoint file, by its suffix: ``.pt`` fair-esm, ``.pkl`` Ithaca."""
+    """A checkpoint file, by its suffix: ``.pt`` fair-esm, ``.pkl`` Ithaca or Aeneas (by its
+    content)."""
     if path.suffix == ".pt":
         from infill.models.esm import load_fair_esm
         return load_fair_esm(str(path), **kw)
     if path.suffix == ".pkl":
-        from infill.models.ithaca import load_ithaca_checkpoint
-        return load_ithaca_checkpoint(str(path), **kw)
+        from infill.models.checkpoints import load_pickle
+        return load_pickle(path, **kw)
     raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
-                         "checkpoint, an Ithaca .pkl checkpoint or a model directory)")
+                         "checkpoint, an Ithaca or Aeneas .pkl checkpoint or a model directory)")
 
 
 def _load_dir(path: Path, name: str, kw: dict) -> MaskedLM:

@@ -49,6 +49,8 @@ from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
+from infill.models.flax_checkpoint import LayerNorm, checked_params, torch_weights
+from infill.models.flax_checkpoint import short as _short
 
 __all__ = ["ALPHABET", "IthacaConfig", "IthacaNet", "IthacaMaskedLM", "prepare", "load_ithaca",
            "load_ithaca_checkpoint", "save_ithaca", "describe_checkpoint"]
@@ -185,14 +187,6 @@ def _check_pattern_fits(c: "IthacaConfig") -> None:
                               f"covers at most {most}")
 
 
-def _short(v) -> str:
-    """A value for a message: huge whole numbers by their size (repr of thousands of digits
-    fails)."""
-    if isinstance(v, (int, np.integer)) and not -10 ** 30 < v < 10 ** 30:
-        return f"a number of about 2^{int(v).bit_length()}"
-    return repr(v)[:60]
-
-
 # ---- the word stream ------------------------------------------------------------------------
 class WordLookup(nn.Module):
     """Char ids [R, T] -> word ids [R, T], vectorized: runs of word characters are hashed
@@ -284,21 +278,6 @@ def block_pattern(num_layers: int, num_heads: int) -> torch.Tensor:
         raise ConfigError(f"Ithaca's BigBird pattern covers {L} layers x {H} heads, not "
                           f"{num_layers} x {num_heads}")
     return torch.from_numpy(blocks[:num_layers, :num_heads].copy())
-
-
-class LayerNorm(nn.Module):
-    """Flax's LayerNorm as Ithaca uses it: variance as E[x^2] - E[x]^2, eps 1e-12."""
-
-    def __init__(self, dim: int, eps: float = 1e-12):
-        super().__init__()
-        self.scale = nn.Parameter(torch.ones(dim))
-        self.bias = nn.Parameter(torch.zeros(dim))
-        self.eps = eps
-
-    def forward(self, x):
-        mean = x.mean(-1, keepdim=True)
-        var = ((x * x).mean(-1, keepdim=True) - mean * mean).clamp(min=0)
-        return (x - mean) * torch.rsqrt(var + self.eps) * self.scale + self.bias
 
 
 class Block(nn.Module):
@@ -418,7 +397,7 @@ def _flax_shapes(c: IthacaConfig) -> dict[str, tuple]:
 
 def _state_from_flax(flat: dict[str, np.ndarray], c: IthacaConfig) -> dict[str, torch.Tensor]:
     """Ithaca's parameters (checked by :func:`_flax_shapes`) -> an :class:`IthacaNet` state dict."""
-    t = {k: torch.from_numpy(np.asarray(v, dtype=np.float32).copy()) for k, v in flat.items()}
+    t = torch_weights(flat)
     state = {"char_embeddings.weight": t["char_embeddings/embedding"],
              "word_embeddings.weight": t["word_embeddings/embedding"],
              "pos_embedding": t["posembed_input/pos_embedding"][0],
@@ -444,17 +423,6 @@ def _state_from_flax(flat: dict[str, np.ndarray], c: IthacaConfig) -> dict[str, 
     return {k: v.contiguous() for k, v in state.items()}
 
 
-def _flatten(tree, prefix: str = "") -> dict:
-    out = {}
-    for k, v in tree.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "/"))
-        else:
-            out[key] = v
-    return out
-
-
 def _word_list(alphabet, size: int, where: str) -> list[str]:
     """Ithaca's ``alphabet`` entry ({idx2word, word2idx}) -> words by id."""
     if not isinstance(alphabet, dict) or not isinstance(alphabet.get("word2idx"), dict):
@@ -469,12 +437,15 @@ def _word_list(alphabet, size: int, where: str) -> list[str]:
     return words
 
 
-def _read_checkpoint(path: str | Path) -> tuple[IthacaConfig, dict, list[str]]:
-    """(config, flat restoration params, words) of an Ithaca pickle, every shape checked."""
-    from infill.data.pickles import read_pickle_file
+def _read_checkpoint(path: str | Path, ckpt: dict | None = None
+                     ) -> tuple[IthacaConfig, dict, list[str]]:
+    """(config, flat restoration params, words) of an Ithaca pickle (``ckpt``: the file already
+    unpickled), every shape checked."""
+    from infill.models.flax_checkpoint import read_checkpoint
 
     where = f"Ithaca checkpoint {str(path)!r}"
-    ckpt = read_pickle_file(path, "Ithaca checkpoint")
+    if ckpt is None:
+        _, ckpt = read_checkpoint(path)
     if not isinstance(ckpt, dict) or not {"params", "model_config", "alphabet"} <= set(ckpt):
         raise ModelLoadError(f"{where} is not an Ithaca checkpoint (expected a dict with params, "
                              "model_config and alphabet)")
@@ -483,34 +454,19 @@ def _read_checkpoint(path: str | Path) -> tuple[IthacaConfig, dict, list[str]]:
     except (ConfigError, TypeError) as e:
         raise ModelLoadError(f"{where}: {e}") from None
     check_memory(2 * 4 * config.parameters(), where)     # float32 arrays, then their torch copy
-    params = ckpt["params"]
-    if isinstance(params, dict) and set(params) == {"params"}:
-        params = params["params"]
-    if not isinstance(params, dict):
-        raise ModelLoadError(f"{where}: params is not a tree of arrays")
-    flat = _flatten(params)
-    for key, shape in _flax_shapes(config).items():
-        arr = flat.get(key)
-        if arr is None:
-            raise ModelLoadError(f"{where} lacks the parameter {key}")
-        if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f":
-            raise ModelLoadError(f"{where}: parameter {key} is not a float array")
-        if tuple(arr.shape) != shape:
-            raise ModelLoadError(f"{where}: parameter {key} has shape {tuple(arr.shape)}, but the "
-                                 f"model_config implies {shape}")
-        if not np.isfinite(arr).all():
-            raise ModelLoadError(f"{where}: parameter {key} holds NaN or infinite values")
+    flat = checked_params(ckpt, _flax_shapes(config), where)
     words = _word_list(ckpt["alphabet"], config.vocab_word_size, where)
     return config, flat, words
 
 
-def load_ithaca_checkpoint(path: str | Path, device=None, dtype=None,
+def load_ithaca_checkpoint(path: str | Path, device=None, dtype=None, ckpt: dict | None = None,
                            **options) -> "IthacaMaskedLM":
-    """Load Ithaca's published pickle (``checkpoint_v1.pkl``) safely (``--model X.pkl``)."""
+    """Load Ithaca's published pickle (``checkpoint_v1.pkl``) safely (``--model X.pkl``;
+    ``ckpt``: the file already unpickled)."""
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to the Ithaca "
                           f"checkpoint {str(path)!r}")
-    config, flat, words = _read_checkpoint(path)
+    config, flat, words = _read_checkpoint(path, ckpt)
     try:
         net = IthacaNet(config, words)
     except ConfigError as e:
@@ -519,11 +475,12 @@ def load_ithaca_checkpoint(path: str | Path, device=None, dtype=None,
     return IthacaMaskedLM(net, name=str(path), device=device, dtype=dtype)
 
 
-def describe_checkpoint(path: str | Path) -> dict:
+def describe_checkpoint(path: str | Path, ckpt: dict | None = None) -> dict:
     """What an Ithaca checkpoint holds (for ``infill models --model X.pkl``)."""
-    config, flat, words = _read_checkpoint(path)
+    config, flat, words = _read_checkpoint(path, ckpt)
     used = _flax_shapes(config)
-    return {"name": str(path), "family": "ithaca",
+    return {"name": str(path), "family": "ithaca", "model": "Ithaca", "language": "Ancient Greek",
+            "layers": config.num_layers,
             "architecture": f"{config.num_layers} layers, {config.num_heads} heads, width "
                             f"{config.width} (3 x {config.word_char_emb_dim}), "
                             f"MLP {config.mlp_dim}",

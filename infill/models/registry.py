@@ -32,13 +32,13 @@ def list_models() -> list[dict]:
 
 
 def describe_model(name_or_path: str) -> dict:
-    """What one model holds (``infill models --model NAME``): an Ithaca checkpoint is read
+    """What one model holds (``infill models --model NAME``): an Ithaca or Aeneas checkpoint is read
     without building its network; any other model is loaded (on the CPU) and summarized."""
     from pathlib import Path
     path = Path(str(name_or_path)).expanduser()
     if path.is_file() and path.suffix == ".pkl":
-        from infill.models.ithaca import describe_checkpoint
-        return describe_checkpoint(path)
+        from infill.models.checkpoints import describe_pickle
+        return describe_pickle(path)
     from infill.models import load_model
     lm = load_model(str(name_or_path), device="cpu")
     net = getattr(lm, "model", None)

@@ -16,6 +16,7 @@ import infill
 from infill.data.pickles import read_pickle_file
 from infill.errors import LongInputWarning, ModelLoadError
 from infill.models import ithaca
+from infill.models.flax_checkpoint import flatten
 from infill.models.ithaca import (ALPHABET, IthacaConfig, IthacaMaskedLM, IthacaNet,
                                   load_ithaca_checkpoint, prepare, save_ithaca)
 
@@ -106,8 +107,8 @@ def test_unpickler_reads_numpy_containers_at_every_protocol(tmp_path, protocol):
 
 
 def test_jax_and_numpy_pickles_hold_the_same_parameters():
-    a = ithaca._flatten(read_pickle_file(FIX / PICKLES[0], "x")["params"])
-    b = ithaca._flatten(read_pickle_file(FIX / PICKLES[1], "x")["params"])
+    a = flatten(read_pickle_file(FIX / PICKLES[0], "x")["params"])
+    b = flatten(read_pickle_file(FIX / PICKLES[1], "x")["params"])
     assert a.keys() == b.keys() and len(a) == 45
     for key in a:
         assert type(b[key]) is np.ndarray and np.array_equal(a[key], b[key]), key

@@ -86,7 +86,7 @@ def test_run_refuses_the_malicious_checkpoint_in_one_line():
     r = CliRunner().invoke(main, ["run", "--model", str(FIX / "malicious.pkl"), "αβγ ?"])
     assert r.exit_code == 2
     lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: refused Ithaca checkpoint")
+    assert len(lines) == 1 and lines[0].startswith("Error: refused Ithaca/Aeneas checkpoint")
     assert "posix.system" in lines[0] and not marker.exists()
 
 
