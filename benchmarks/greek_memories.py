@@ -1,0 +1,50 @@
+"""builtin:greek's memories fitted on the training split of chosen EpiDoc corpora (issue 48).
+
+The phrase memory, shape memory, word pairs (``write_phrases``) and names (``write_names``) of
+the training inscriptions of one or more folders -- each split by inscription on its own (seed 0,
+80/10/10, :func:`infill.data.inscriptions.iospe_split`) -- written into ``--out``, so that
+``benchmarks/iospe_lengths_report.py --phrases/--shapes/--pairs/--names`` measures them on the
+validation split of either corpus (fit on IOSPE, validate on IAph, and the reverse):
+
+    OMP_NUM_THREADS=1 python benchmarks/greek_memories.py --out /tmp/mem_both \\
+        --inscriptions ../shared/data/greek/iospe --inscriptions ../shared/data/greek/iaph \\
+        --corpus ../shared/data/greek/perseus_grc.txt
+
+Never give it ``greek/cretan`` (evaluation only): it refuses a folder of that name.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from infill.data.inscriptions import iospe_split, training_texts
+from infill.training.greek import write_names, write_phrases
+
+
+def main() -> None:
+    """Build the four memories of the training inscriptions of ``--inscriptions``."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inscriptions", action="append", required=True, type=Path,
+                    help="an EpiDoc folder whose training split the memories hold (repeat)")
+    ap.add_argument("--corpus", required=True, type=Path,
+                    help="the literary corpus whose capitalised words join the names")
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args()
+    if any(p.resolve().name == "cretan" for p in args.inscriptions):
+        print("error: --inscriptions: greek/cretan is for evaluation only", file=sys.stderr)
+        raise SystemExit(2)
+    t0 = time.perf_counter()
+    files = iospe_split(os.pathsep.join(map(str, args.inscriptions)))["train"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    texts = training_texts(files)
+    write_phrases(args.out, texts)
+    write_names(args.out, files, str(args.corpus))
+    print(f"{len(files)} training inscriptions ({sum(map(len, texts))} characters) -> "
+          f"{args.out} in {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
