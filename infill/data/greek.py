@@ -46,10 +46,13 @@ class Alphabet:
     def __init__(self, letters: str = LETTERS, numeral: str = "0", punctuation: str = PUNCTUATION,
                  unk: str = "^", space: str = " ", missing: str = "-", mask: str = "?",
                  pad: str = "#", start: str = "<", variants: dict[str, str] | None = None,
-                 name: str = "Greek"):
+                 name: str = "Greek", expansions: str = "read"):
         self.letters, self.numeral, self.punctuation = letters, numeral, punctuation
         self.variants = dict(variants or {})      # letters written as another (Latin j -> i)
         self.name = name
+        # an editor's expansion in parentheses, d(is): "read" as letters (Greek, as trained), or
+        # "drop"ped -- the stone never had them (Latin, infill.data.latin)
+        self.expansions = expansions
         self.unk, self.space, self.missing, self.mask, self.pad, self.start = (
             unk, space, missing, mask, pad, start)
         outputs = [unk, space, missing, *letters, numeral, *punctuation]
@@ -89,7 +92,8 @@ class Alphabet:
         """The alphabet as ``charmodel.json`` records it (``variants`` and ``name`` only when
         they differ from Greek's, so Greek models' files are unchanged)."""
         extra = {**({"variants": self.variants} if self.variants else {}),
-                 **({"name": self.name} if self.name != "Greek" else {})}
+                 **({"name": self.name} if self.name != "Greek" else {}),
+                 **({"expansions": self.expansions} if self.expansions != "read" else {})}
         return {"letters": self.letters, "numeral": self.numeral, "punctuation": self.punctuation,
                 "unk": self.unk, "space": self.space, "missing": self.missing, "mask": self.mask,
                 "pad": self.pad, "start": self.start, **extra}

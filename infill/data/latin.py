@@ -19,19 +19,33 @@ none, the script of its letters decides (:func:`script_of`).
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from infill.data.greek import GREEK, Alphabet
 
 __all__ = ["GREEK_LANGS", "LATIN", "LATIN_LANGS", "alphabet_for", "fold_uv", "language_name",
-           "script_of"]
+           "script_of", "stone_text"]
 
-LATIN = Alphabet(letters="abcdefghiklmnopqrstuvxyz", variants={"j": "i"}, name="Latin")
+LATIN = Alphabet(letters="abcdefghiklmnopqrstuvxyz", variants={"j": "i"}, name="Latin",
+                 expansions="drop")
 """Latin: unknown ``^``, space, missing ``-``, the 24 letters, ``0``, ``. , ; ·``; ``?``, ``#``,
-``<`` as for Greek (:data:`infill.data.greek.GREEK`)."""
+``<`` as for Greek (:data:`infill.data.greek.GREEK`); an editor's expansion in parentheses
+(``d(is) m(anibus)``) is not read (:func:`stone_text`): the stone has ``d m``."""
 
 LATIN_LANGS = ("la", "lat")
 GREEK_LANGS = ("grc", "el", "gr", "ell")
+
+
+_EXPANSION = re.compile(r"\([^()]*\)")
+
+
+def stone_text(text: str, alphabet: Alphabet) -> str:
+    """``text`` as the stone has it, for an alphabet that drops expansions (Latin): every
+    ``(...)`` removed -- ``co(n)s(ulibus)`` -> ``cos``; unchanged for one that reads them."""
+    if alphabet.expansions != "drop" or "(" not in text:
+        return text
+    return _EXPANSION.sub("", text)
 
 
 def fold_uv(text: str) -> str:

@@ -21,7 +21,10 @@ Leiden                      meaning                                     becomes
 ``[αβ..]``, ``[αβ.2]``      restored letters and lost ones              ``αβ??``
 ``[[αβ]]``, ``⟦αβ⟧``,       erased in antiquity, still legible          ``αβ``
 ``〚αβ〛``
-``(αβ)``                    expansion of an abbreviation                ``αβ``
+``(αβ)``                    expansion of an abbreviation                ``αβ``; in Latin
+                                                                        script kept as
+                                                                        ``(ab)`` (Latin
+                                                                        reads the stone)
 ``⟨αβ⟩``, ``<αβ>``          letters the engraver omitted                ``αβ``
 ``{αβ}``                    superfluous letters (engraver's error)      dropped
 ``⸢αβ⸣``                    partly preserved letters                    ``αβ``
@@ -222,7 +225,19 @@ class _Scanner:
             raise self.fail(f"empty {opener}{closer}", col)
         self.stack.pop()
         self.open_kinds.discard(kind)     # one of a kind at a time: nesting it is refused
+        if kind == "expansion" and start is not None and self.latin_expansion(start):
+            self.out[start] = ("text", "(")   # kept: a Latin model reads the stone's letters
+            self.emit("text", ")")
+            return
         self.emit_edge(kind, opening=False)
+
+    def latin_expansion(self, start: int) -> bool:
+        """Whether the expansion opened at ``self.out[start]`` is in Latin script (kept in
+        parentheses: the Latin model drops it, :func:`infill.data.latin.stone_text`, and the
+        output shows it)."""
+        from infill.data.latin import script_of
+
+        return script_of("".join(p for k, p in self.out[start + 1:] if k == "text")) == "latin"
 
     def emit_edge(self, kind: str, opening: bool = True) -> None:
         if kind == "deletion":

@@ -354,8 +354,10 @@ class CharMaskedLM(MaskedLM):
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
-        return [self.alphabet.start_id] + self.alphabet.encode(normalize(text, unknown=True,
-                                                                       alphabet=self.alphabet))
+        from infill.data.latin import stone_text
+
+        a = self.alphabet
+        return [a.start_id] + a.encode(normalize(stone_text(text, a), unknown=True, alphabet=a))
 
     def detokenize(self, ids) -> str:
         return self.alphabet.decode(int(i) for i in ids)
@@ -379,7 +381,10 @@ class CharMaskedLM(MaskedLM):
             raise InputError(f"nothing to restore: mark characters with '?' or a gap with "
                              f"{marker!r}: {text[:60]!r}")
         # normalize each piece; only the text's outer ends are stripped (spaces next to a gap stay)
-        norm = [normalize(p, symbols=True, strip=False, alphabet=a, unknown=True) for p in raw]
+        from infill.data.latin import stone_text
+
+        norm = [normalize(stone_text(p, a), symbols=True, strip=False, alphabet=a, unknown=True)
+                for p in raw]
         norm[0], norm[-1] = norm[0].lstrip(), norm[-1].rstrip()
         ids, gaps = [a.start_id], []
         for k, piece in enumerate(norm):

@@ -392,7 +392,7 @@ def test_loop_errors(tmp_path, greek_corpus):
     with pytest.raises(ConfigError, match="does not take"):
         GreekFamily(vocab_size=10)
     with pytest.raises(ConfigError, match="unknown family"):
-        run_training("latin", str(greek_corpus), cfg(tmp_path / "d"))
+        run_training("klingon", str(greek_corpus), cfg(tmp_path / "d"))
     with pytest.raises(ConfigError, match="use 'dtype' bf16"):
         train(fam, greek_corpus, cfg(tmp_path / "e", dtype="fp16"))
     with pytest.raises(ConfigError, match="not supported"):
@@ -441,7 +441,7 @@ def test_cli_train_greek(tmp_path, greek_corpus):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["train", "latin", "x.txt", "--out", "o", "--steps", "1"], "unknown family 'latin'"),
+    (["train", "klingon", "x.txt", "--out", "o", "--steps", "1"], "unknown family 'klingon'"),
     (["train", "greek", "missing.txt", "--out", "o", "--steps", "1"], "corpus file not found"),
     (["train", "greek", "CORPUS", "--out", "o", "--steps", "1", "--masking", "x"],
      "Invalid value for '--masking'"),
