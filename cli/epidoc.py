@@ -23,11 +23,7 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
     if fmt in FORMATS and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format {fmt} with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = restore_files(lm, inputs, top_k=request.top_k, config=request.config,
-                            hide_supplied=hide_supplied, window=request.window,
-                            length_score=request.length_score,
-                            length_beam=request.length_beam, unclear=request.unclear,
-                            rerank=request.rerank)
+    results = restore_files(lm, inputs, request, hide_supplied=hide_supplied)
     failed = 0
     for n, r in enumerate(results, 1):
         if r.error is not None:
@@ -45,8 +41,8 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
         else:
             _table(n, r)
     if failed:
-        raise CLIError(f"{failed} of {len(results)} EpiDoc file(s) could not be restored "
-                       "(see above)")
+        from .ranks import closing
+        closing(failed, len(results), "EpiDoc file", "restored")
 
 
 def _json(r, model_name: str) -> dict:

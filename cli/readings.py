@@ -29,9 +29,7 @@ def run_readings(lm, model_name: str, records, readings: tuple[str, ...], reques
     rec = texts[0]
     if rec.error is not None or rec.text is None:
         raise CLIError(f"input {rec.id}: {rec.error}")
-    r = score(lm, rec.text, list(readings), gap=request.gap, top_k=request.top_k,
-              marker=request.marker, config=request.config, length_score=request.length_score,
-              window=request.window, name=model_name, rerank=request.rerank)
+    r = score(lm, rec.text, list(readings), request=request, name=model_name)
     r.id = rec.id
     for note in r.notes:
         click.echo(f"note: input {rec.id}: {note}", err=True)
@@ -48,6 +46,7 @@ def write_readings(n: int, title: str, r) -> None:
     click.echo(f"[{n}] {title}")
     click.echo(f"    readings scored with {cfg.scorer_name}, {cfg.order_name}; beam {cfg.beam_size}"
                + (f"; lengths ranked by {r.length_score}" if r.length_score else "")
+               + (f" ({r.length_beam} beam)" if r.length_beam else "")
                + (f"; reranked by score with {r.rerank}" if r.rerank else ""))
     ranked = r.length_score is not None or r.rerank is not None
     head = "      prob      score" + ("  rank_score" if ranked else "") + "   beam  "
@@ -90,16 +89,14 @@ def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | 
     if fmt == "epidoc" and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format epidoc with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = epidoc_readings(lm, inputs, top_k=request.top_k, config=request.config,
-                              length_score=request.length_score, window=request.window,
-                              name=model_name, rerank=request.rerank)
+    results = epidoc_readings(lm, inputs, request=request, name=model_name)
     failed = 0
     for n, r in enumerate(results, 1):
+        for note in [*r.notes, *(r.result.notes if r.result else [])]:
+            click.echo(f"note: {r.path}: {note}", err=True)
         if r.error is not None:
             failed += 1
             click.echo(f"Error: {r.error}", err=True)
-        for note in [*r.notes, *(r.result.notes if r.result else [])]:
-            click.echo(f"note: {r.path}: {note}", err=True)
         if fmt == "json":
             _json_line(r.to_json())
         elif r.error is not None:
@@ -109,5 +106,5 @@ def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | 
         else:
             write_readings(n, f"{r.path}: {r.result.input}", r.result)
     if failed:
-        raise CLIError(f"{failed} of {len(results)} EpiDoc file(s) could not be scored "
-                       "(see above)")
+        from .ranks import closing
+        closing(failed, len(results), "EpiDoc file", "scored")

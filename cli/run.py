@@ -134,7 +134,11 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     request = FillRequest(config=decode_config(**params), window=not no_window,
                           **request_args(FillRequest, params))
     options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
+    if allow_nonstandard:
+        options["allow_nonstandard"] = True
     epidoc = _epidoc_inputs(texts, input_file, fmt, hide_supplied, out)
+    _check_printing(epidoc is not None, bool(readings or app_readings), view, legend, progress,
+                    fmt, allow_nonstandard)
     if readings or app_readings:
         return _run_readings(texts, input_file, model, load(model, device, shard, **options),
                              epidoc, readings, app_readings, request, fmt, out, hide_supplied)
@@ -143,8 +147,6 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
         return run_epidoc(load(model, device, shard, **options), model, epidoc, request, fmt,
                           hide_supplied, out)
     records = io.read_records(texts, input_file)
-    if allow_nonstandard:
-        options["allow_nonstandard"] = True
     lm = load(model, device, shard, **options)
     job = fill_inputs(lm, records, request, name=model, shard=shard)
     say(defaults_line(job.defaults.ranked(job.ranks_lengths, job.reranks)))
@@ -174,6 +176,28 @@ def _run_readings(texts, input_file, model: str, lm, epidoc, readings, app_readi
         raise CLIError("an EpiDoc file's readings come from its <app> entries: use "
                        "--app-readings")
     return run_readings(lm, model, io.read_records(texts, input_file), readings, request, fmt)
+
+
+def _check_printing(epidoc: bool, readings: bool, view: str, legend: bool, progress,
+                    fmt: str, allow_nonstandard: bool) -> None:
+    """The options of typed inputs' printing refused where they do not apply: EpiDoc files print
+    their lacunae's readings, readings their combinations (a table or --json), one text or
+    file at a time (no progress over batches); --allow-nonstandard is for protein models'
+    sequences, not editions."""
+    if not (epidoc or readings):
+        return
+    what = "--readings / --app-readings" if readings else "EpiDoc files"
+    if view != "table":
+        raise CLIError(f"--view is for typed inputs' completions; {what} print their own table")
+    if legend:
+        raise CLIError(f"--legend explains the completions' table; {what} print their own")
+    if progress:
+        raise CLIError(f"--progress shows a bar over batches of typed inputs; {what} have none")
+    if fmt == "fasta":
+        raise CLIError(f"--output-format fasta writes designed sequences; {what} print a table, "
+                       "--json" + ("" if readings else " or epidoc / leiden"))
+    if allow_nonstandard and epidoc:
+        raise CLIError("--allow-nonstandard is for protein models' residues, not EpiDoc files")
 
 
 def _epidoc_inputs(texts, input_file, fmt: str, hide_supplied: bool, out):

@@ -2,7 +2,7 @@
 readings per lacuna, and write EpiDoc or Leiden.
 
     model = infill.load_model("builtin:greek")
-    [r] = restore_files(model, ["1.10.xml"], top_k=5)
+    [r] = restore_files(model, ["1.10.xml"], top_k=5)    # or request=FillRequest(top_k=5)
     r.readings[0]          # [Reading(text='τεμισίωνος', prob=0.4, accented=True), ...]
     epidoc_output(r, model_name="builtin:greek")   # the file with <supplied>/<app>
 
@@ -59,6 +59,8 @@ class EditionResult:
     """Which options took the model's recommendation (:class:`~infill.filling.defaults.Defaults`)."""
     rerank: str | None = None
     """How its completions were reranked (:mod:`infill.filling.reranking`; None: not reranked)."""
+    accents: bool = False
+    """Whether its readings are written in the user's script (a Greek model's accents)."""
 
     @property
     def config(self):
@@ -160,6 +162,7 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
         res.error = str(e).splitlines()[0]
         return res
     res.edition, res.notes = ed, list(ed.notes)
+    res.accents = model is not None and getattr(model, "alphabet", None) is not None
     if ed.lang is None:
         res.notes.append("the edition has no xml:lang; read as Greek")
     from infill.decoding.lengths import MAX_VARIANTS   # more combinations: stated lengths
@@ -185,52 +188,70 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
     return res
 
 
-def restore_files(model, inputs, top_k: int = 5, config=None, hide_supplied: bool = False,
-                  window: bool = True, length_score: str | None = None,
-                  length_beam: str | None = None, unclear: str = "keep",
-                  rerank: str | None = None) -> list[EditionResult]:
-    """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
-    unreadable file or edition getting its ``error`` while the others are decoded together.
-    Options left out take the model's recommendation, as for any fill
-    (:func:`~infill.filling.defaults.resolve_fill`); each result records the request that ran."""
-    from infill.filling.planner import fill_resolved
-    from infill.data.accents import default_lexicon
+def restore_request(model, request=None, **options):
+    """The fill request an EpiDoc restoration runs -- ``request`` and/or keyword ``options`` (its
+    fields and its config's, :meth:`~infill.filling.request.FillRequest.of`) -- with the options
+    that do not apply to editions refused (:func:`~infill.filling.request.check_applies`) and the
+    rest resolved once, as for any fill (:func:`~infill.filling.defaults.resolve_fill`). Returns
+    ``(request, Defaults)``; each file then asks :func:`file_request`."""
     from infill.filling.defaults import resolve_fill
-    from infill.config import DecodeConfig
-    from infill.filling.request import FillRequest
+    from infill.filling.request import FillRequest, check_applies
 
-    request, defaults = resolve_fill(model, FillRequest(
-        decode=config if config is not None else DecodeConfig(), top_k=top_k, gap=1,
-        marker=MARKER, window=window, length_score=length_score, length_beam=length_beam,
-        unclear=unclear, rerank=rerank))
+    request = FillRequest.of(request, **options)
+    check_applies(request, "EpiDoc files")
+    return resolve_fill(model, request.replace(gap=1, marker=MARKER))
+
+
+def file_request(result: EditionResult, request):
+    """One file's fill request: the resolved ``request`` with the file's uncertain lengths as its
+    gap and the file's letter sets (:func:`edition_letters`)."""
+    spans = [span for _, span in result.rendered.ranges]
+    return request.replace(gap=spans or 1, letters=edition_letters(result))
+
+
+def take_fill(result: EditionResult, fill) -> None:
+    """A file's :class:`~infill.filling.results.FillResult` read back into its result: notes,
+    windows, completions and the readings per lacuna (in the user's script for a Greek model)."""
+    from infill.data.accents import default_lexicon
+
+    result.notes += [n for n in fill.notes if n not in result.notes]
+    result.windows = fill.windows
+    if fill.error is not None:
+        result.error = f"{result.path}: {fill.error}"
+        return
+    result.completions, result.rerank = fill.completions, fill.rerank
+    result.readings = readings_for(result.rendered, fill.completions,
+                                   default_lexicon() if result.accents else None)
+
+
+def restore_files(model, inputs, request=None, hide_supplied: bool = False,
+                  **options) -> list[EditionResult]:
+    """Read and restore EpiDoc files (paths, or (path, text) pairs); one result per file, an
+    unreadable file or edition getting its ``error`` while the others are decoded together
+    (``request.batch_size`` files at a time). ``request`` and/or keyword ``options`` as for
+    :func:`infill.fill` (:func:`restore_request`: an option that does not apply to editions is a
+    :class:`ConfigError`); options left out take the model's recommendation. Each result records
+    the request that ran."""
+    from infill.filling.planner import fill_resolved
+
+    request, defaults = restore_request(model, request, **options)
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
-    results = [read_for_restore(str(p), t, model, hide_supplied, unclear=unclear)
+    results = [read_for_restore(str(p), t, model, hide_supplied, unclear=request.unclear)
                for p, t in pairs]
     for r in results:
         r.request, r.defaults = request, defaults
-    todo = [r for r in results if r.error is None and r.rendered.restore]
-    # files whose uncertain lengths (and letter sets) agree are decoded together
-    groups: dict[str, tuple[tuple, list | None, list[EditionResult]]] = {}
-    for r in todo:
-        key = (tuple(span for _, span in r.rendered.ranges), edition_letters(r))
-        groups.setdefault(repr(key), (*key, []))[2].append(r)
-    filled: dict[int, object] = {}
-    for spans, letters, rs in groups.values():
-        texts = [r.rendered.text for r in rs]
-        ask = request.replace(gap=list(spans) or 1, letters=letters)
-        for r, f in zip(rs, fill_resolved(model, texts, ask, defaults)):
-            filled[id(r)] = f
-            r.request = ask
-    lexicon = default_lexicon() if getattr(model, "alphabet", None) is not None else None
-    for r in todo:
-        f = filled[id(r)]
-        r.notes += [n for n in f.notes if n not in r.notes]
-        r.windows = f.windows
-        if f.error is not None:
-            r.error = f"{r.path}: {f.error}"
-            continue
-        r.completions, r.rerank = f.completions, f.rerank
-        r.readings = readings_for(r.rendered, f.completions, lexicon)
+    groups: dict[str, list[EditionResult]] = {}     # files whose lengths and letters agree
+    for r in results:
+        if r.error is None and r.rendered.restore:
+            r.request = file_request(r, request)
+            groups.setdefault(repr((r.request.gap, r.request.letters)), []).append(r)
+    n = request.batch_size
+    for rs in groups.values():
+        for part in (rs[i:i + n] for i in range(0, len(rs), n)):
+            filled = fill_resolved(model, [r.rendered.text for r in part], part[0].request,
+                                   defaults)
+            for r, f in zip(part, filled):
+                take_fill(r, f)
     return results
 
 

@@ -109,7 +109,8 @@ def _finite(v: float | None) -> float | None:
 class ReadingsResult:
     """The readings of one text scored: per lacuna its readings (``lacunae``), the
     ``combinations`` best first, the beam's own top-k (``completions``), the options that ran
-    (``config``, ``gap``, ``length_score`` when lengths were ranked), ``notes``; or its
+    (``config``, ``gap``, ``length_score`` and ``length_beam`` when lengths were ranked),
+    ``notes``; or its
     ``error``."""
 
     input: str
@@ -122,6 +123,7 @@ class ReadingsResult:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     rerank: str | None = None
+    length_beam: str | None = None
     defaults: Any = field(default=None, compare=False)
     model: str | None = None
     id: str | None = None
@@ -129,7 +131,8 @@ class ReadingsResult:
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
         from infill.filling.defaults import config_json
-        config = config_json(self.config, self.defaults, self.length_score, rerank=self.rerank)
+        config = config_json(self.config, self.defaults, self.length_score, self.length_beam,
+                             self.rerank)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": self.gap, "notes": self.notes, "error": self.error,
                 "lacunae": [{"lacuna": k, "readings": [r.to_json() for r in rs]}
@@ -325,6 +328,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
     return ReadingsResult(text, lacunae, [out[i] for i in ranked], beam.completions,
                           config=config, gap=request.gap,
                           length_score=request.length_score if lengths else None,
+                          length_beam=request.length_beam if lengths else None,
                           notes=list(beam.notes), defaults=defaults,
                           rerank=request.rerank if reranked else None)
 

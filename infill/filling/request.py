@@ -129,3 +129,36 @@ class FillRequest(Request):
             request = request.replace(config=DecodeConfig.from_options(request.config,
                                                                        **decoding))
         return request
+
+
+NOT_FOR: dict[str, dict[str, str]] = {
+    "EpiDoc files": {
+        "gap": "an edition's lacunae carry their own lengths (<gap quantity>, atLeast/atMost)",
+        "marker": "an edition marks its lacunae itself (<gap>, <supplied>)",
+        "region": "IMGT regions are antibody sequences, not inscriptions",
+        "letters": "an edition's letter sets are its <unclear> letters (unclear='restore')",
+    },
+    "readings": {
+        "region": "readings are typed for a text's own lacunae, not an antibody region",
+        "batch_size": "readings score the lacunae of one text",
+    },
+    "an EpiDoc file's <app> readings": {
+        "gap": "each <app>'s readings carry their own lengths",
+        "marker": "an edition marks its lacunae itself (<supplied>, <app>)",
+        "region": "IMGT regions are antibody sequences, not inscriptions",
+        "letters": "the readings are the <lem> and <rdg> of each <app>",
+        "unclear": "only the <app> lacunae are scored; other letters are read as written",
+    },
+}
+"""Per kind of input, the fill options that do not apply to it and why: given (not their
+default), :func:`check_applies` refuses them -- an option is honoured or refused, never
+dropped."""
+
+
+def check_applies(request: FillRequest, kind: str) -> None:
+    """:class:`ConfigError` naming the first option of ``request`` that is set (differs from its
+    default) although it does not apply to inputs of ``kind`` (:data:`NOT_FOR`)."""
+    defaults = FillRequest.fields()
+    for name, why in NOT_FOR[kind].items():
+        if getattr(request, name) != defaults[name].default:
+            raise ConfigError(f"'{name}' does not apply to {kind}: {why}", field=name)

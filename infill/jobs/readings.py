@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from infill.config import DecodeConfig
 from infill.errors import InfillError, InputError
-from infill.filling.request import FillRequest
+from infill.filling.request import FillRequest, check_applies
 from infill.reading_scores import Candidate, ReadingsResult, as_candidates
 
 __all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
@@ -28,31 +27,33 @@ APP_MARKER = "\x00"
 """The marker of an ``<app>`` lacuna in the edition's text (a character no edition holds)."""
 
 
-def readings(model, text: str, readings, gap=None, top_k: int = 5, marker: str = "___",
-             config: DecodeConfig | None = None, length_score: str | None = None,
-             window: bool = True, name: str | None = None, rerank: str | None = None,
+def readings(model, text: str, readings, gap=None, top_k: int | None = None,
+             request: FillRequest | None = None, name: str | None = None,
              **options) -> ReadingsResult:
     """Score the ``readings`` of each lacuna of ``text`` (per lacuna, in order: a ``'a|b'``
     string or a list of strings, ``(text, resp)`` pairs or :class:`~infill.reading_scores.Candidate`
-    s) under the decoding options (``config`` and/or keywords, as :func:`infill.fill`; left out:
-    the model's recommendation), and run the beam search beside them. A model that fills
-    characters reads Leiden sigla (``[....]``, ``[c.5]``). ``gap`` left out: each marker takes
-    its readings' lengths. Raises InputError / ConfigError (one line) for bad input."""
+    s) under the fill ``request`` and/or keyword options (as :func:`infill.fill`; left out: the
+    model's recommendation), and run the beam search beside them. A model that fills characters
+    reads Leiden sigla (``[....]``, ``[c.5]``; ``unclear="restore"``: underdotted letters among
+    their look-alikes). ``gap`` left out: each marker takes its readings' lengths. An option that
+    does not apply to readings is refused (:data:`~infill.filling.request.NOT_FOR`). Raises
+    InputError / ConfigError (one line) for bad input."""
     from infill.jobs.fill import prepare
     from infill.jobs.inputs import as_inputs
 
+    given = {k: v for k, v in (("gap", gap), ("top_k", top_k)) if v is not None}
+    request = FillRequest.of(request, **given, **options)
+    check_applies(request, "readings")
     cands = as_candidates(readings)
     if not isinstance(text, str) or not text.strip():
         raise InputError("readings: give the text (one string with its lacunae)", field="text")
-    request = FillRequest(config=DecodeConfig.from_options(config, **options), top_k=top_k,
-                          gap=gap, marker=marker, length_score=length_score, window=window,
-                          rerank=rerank)
     [read], _ = prepare(model, as_inputs([text]), request)
     if read.error is not None:
         raise InputError(read.error)
     if read.letters is not None:                    # the text's #[...] sets bind readings too
         request = request.replace(letters=read.letters)
-    result = _score(model, read.text, cands, request, read.gap if gap is None else gap)
+    result = _score(model, read.text, cands, request,
+                    read.gap if request.gap is None else request.gap)
     result.input, result.model = text, name
     result.notes = [*read.notes, *result.notes]
     return result
@@ -103,23 +104,62 @@ class EditionReadings:
         return out
 
 
-def app_readings(edition) -> dict[int, list[tuple[Candidate, Any]]]:
+def app_readings(edition, model=None, notes: list[str] | None = None
+                 ) -> dict[int, list[tuple[Candidate, Any]]]:
     """Per editor's lost supplement holding an ``<app>``: its readings (``<lem>`` first, then
-    each ``<rdg>`` in order) with their elements."""
+    each ``<rdg>`` in order) with their elements. What is not scored is said in ``notes`` (a
+    list, when given), never dropped silently: an empty ``<lem>``/``<rdg>``; an ``<app>`` with
+    an ``<app>`` nested in a reading (its readings cannot be told apart), with a reading
+    ``model`` cannot write (a numeral's sampi: that ``<app>`` alone), or in a supplement with no
+    letter of the edition's alphabet (an empty or Latin ``<lem>``: no lacuna)."""
     from infill.data.epidoc import TEI
 
+    say = notes.append if notes is not None else (lambda _note: None)
+    readings_of = (f"{{{TEI}}}lem", f"{{{TEI}}}rdg")
     out: dict[int, list[tuple[Candidate, Any]]] = {}
+    scored = set()
     for lac in edition.lacunae:
         app = lac.node.find(f".//{{{TEI}}}app") if lac.kind == "supplied" else None
         if app is None:
             continue
-        items = [el for el in app if el.tag in (f"{{{TEI}}}lem", f"{{{TEI}}}rdg")]
-        found = [(Candidate(" ".join("".join(el.itertext()).split()), el.get("resp"),
-                            el.tag.endswith("}lem")), el) for el in items]
-        found = [(c, el) for c, el in found if c.text]
-        if found:
+        scored.add(app)
+        if any(el.find(f".//{{{TEI}}}app") is not None for el in app if el.tag in readings_of):
+            say(f"XML line {app.sourceline}: an <app> nested inside a <lem> or <rdg> is not "
+                "scored (its readings cannot be told apart); the editor's text is read")
+            continue
+        found = []
+        for el in (el for el in app if el.tag in readings_of):
+            cand = Candidate(" ".join("".join(el.itertext()).split()), el.get("resp"),
+                             el.tag.endswith("}lem"))
+            if not cand.text:
+                say(f"XML line {el.sourceline}: an empty <{el.tag.split('}')[1]}> was left out")
+            else:
+                found.append((cand, el))
+        unwritable = [c for c, _ in found if model is not None and model.input_notes(c.text)]
+        if unwritable:
+            say(f"XML line {app.sourceline}: <app> not scored: reading {unwritable[0].text!r}: "
+                f"{model.input_notes(unwritable[0].text)[0]}")
+        elif found:
             out[lac.index] = found
+    _unread_apps(edition, scored, say)
     return out
+
+
+def _unread_apps(edition, scored: set, say) -> None:
+    """A note for each ``<app>`` in a lost supplement that is no lacuna (its supplement holds no
+    letter of the edition's alphabet: an empty ``<lem>``, a Latin one in a Greek edition)."""
+    from infill.data.epidoc import TEI
+
+    for app in edition.tree.iter(f"{{{TEI}}}app"):
+        inside = [a for a in app.iterancestors() if a.tag in (f"{{{TEI}}}app", f"{{{TEI}}}lem",
+                                                            f"{{{TEI}}}rdg")]
+        lost = any(a.get("reason") == "lost" for a in app.iterancestors(f"{{{TEI}}}supplied"))
+        if app in scored or inside or not lost:
+            continue
+        lem = app.find(f"{{{TEI}}}lem")
+        text = " ".join("".join(lem.itertext()).split()) if lem is not None else ""
+        say(f"XML line {app.sourceline}: an <app> whose <lem> holds no letter of the edition's "
+            f"alphabet ({text!r}) is no lacuna; not scored")
 
 
 def _edition_text(edition, apps: dict) -> str:
@@ -141,15 +181,16 @@ def _edition_text(edition, apps: dict) -> str:
     return text
 
 
-def epidoc_readings(model, inputs, top_k: int = 5, config: DecodeConfig | None = None,
-                    length_score: str | None = None, window: bool = True,
-                    name: str | None = None, rerank: str | None = None
-                    ) -> list[EditionReadings]:
-    """Score the ``<app>`` readings of EpiDoc files (paths, or (path, text) pairs), one result
-    per file; a file that cannot be read, or has no ``<app>`` in a lost supplement, gets its
-    ``error``."""
+def epidoc_readings(model, inputs, request: FillRequest | None = None,
+                    name: str | None = None, **options) -> list[EditionReadings]:
+    """Score the ``<app>`` readings of EpiDoc files (paths, or (path, text) pairs) under the fill
+    ``request`` and/or keyword options (an option that does not apply to them is refused,
+    :data:`~infill.filling.request.NOT_FOR`), one result per file; a file that cannot be read,
+    or has no ``<app>`` in a lost supplement, gets its ``error``."""
     from infill.epigraphy import read_for_restore
 
+    request = FillRequest.of(request, **options)
+    check_applies(request, "an EpiDoc file's <app> readings")
     out = []
     for item in inputs:
         path, text = (item, None) if isinstance(item, str) else item
@@ -159,26 +200,25 @@ def epidoc_readings(model, inputs, top_k: int = 5, config: DecodeConfig | None =
         if read.error is not None:
             continue
         try:
-            _edition_scores(model, res, top_k, config, length_score, window, name, rerank)
+            _edition_scores(model, res, request, name)
         except InfillError as e:
             res.error = f"{res.path}: {e.message()}"
     return out
 
 
-def _edition_scores(model, res: EditionReadings, top_k, config, length_score, window, name,
-                    rerank=None) -> None:
-    apps = app_readings(res.edition)
+def _edition_scores(model, res: EditionReadings, request: FillRequest, name) -> None:
+    notes: list[str] = []
+    apps = app_readings(res.edition, model, notes)
+    res.notes += notes
     if not apps:
+        why = f" ({len(notes)} not scored: see the notes)" if notes else ""
         raise InputError("no <app> with readings inside a lost supplement (<supplied "
-                         "reason=\"lost\">) to score")
+                         f"reason=\"lost\">) to score{why}")
     res.lacunae = sorted(apps)
     cands = [[c for c, _ in apps[k]] for k in res.lacunae]
     element = {id(c): el for k in res.lacunae for c, el in apps[k]}
     text = _edition_text(res.edition, apps)
-    request = FillRequest(config=config or DecodeConfig(), top_k=top_k, gap=None,
-                          marker=APP_MARKER, length_score=length_score, window=window,
-                          rerank=rerank)
-    res.result = _score(model, text, cands, request, None)
+    res.result = _score(model, text, cands, request.replace(marker=APP_MARKER), None)
     res.elements = [[element[id(c)] for c in rs] for rs in cands]     # the readings kept
     res.result.input, res.result.model = text.replace(APP_MARKER, "[…]"), name
 

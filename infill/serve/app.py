@@ -46,7 +46,7 @@ from infill.serve.catalog import ModelCatalog
 from infill.serve.guard import WILDCARDS, LocalOnly, host_names
 from infill.filling.results import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
-from infill.serve.schema import FillRequest, build_job, parse_request
+from infill.serve.schema import FillBody, build_job, parse_request
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
 from infill.names import RERANKS
@@ -200,7 +200,7 @@ def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model
             "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
             "regions": list(REGIONS), "reranks": list(RERANKS),
             "defaults": {"model": default_model,        # None: the model's recommendation
-                         **{k: f.default for k, f in FillRequest.model_fields.items()
+                         **{k: f.default for k, f in FillBody.model_fields.items()
                             if k not in ("text", "model", "id")}},
             "limits": limits.to_json()})
 
@@ -269,12 +269,11 @@ def _decode(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: 
             return json_response(await fill_records(
                 req, catalog, limits, default_model, worker,
                 lambda fut: await_result(request, fut, limits.max_wait_s)))
-        job, notes, defaults = build_job(req, catalog, limits, default_model)
+        job, notes = build_job(req, catalog, limits, default_model)
         result = await await_result(request, worker.submit(job), limits.max_wait_s)
         if result.error is not None:
             return error(result.error)
-        result.defaults, result.model, result.id = defaults, job.model, req.id
-        result.config, result.gap = job.config, job.gap
+        result.model, result.id = job.model, req.id
         out = result.to_json()
         out["notes"] = notes + out["notes"]
         return json_response(out)

@@ -16,37 +16,35 @@ a 400 with one line.
 """
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import ConfigDict, ValidationError, create_model
 
 from infill.errors import InputError
-from infill.names import RERANKS
+from infill.filling.request import NOT_FOR
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
-from infill.serve.schema import OldNames, decode_config, decoding_fields
+from infill.serve.schema import NOT_SERVED, OldNames, fill_fields, fill_request
 
-__all__ = ["ReadingsBody", "parse_readings_body", "readings_answer"]
+__all__ = ["READINGS_NOT_SERVED", "ReadingsBody", "parse_readings_body", "readings_answer"]
+
+READINGS_NOT_SERVED = {**NOT_SERVED, **NOT_FOR["readings"]}
+"""The options a readings request does not take (the server's and those that do not apply to
+readings); the others are fields of the request."""
 
 
 class _Body(OldNames):
-    """What a readings request holds besides the decoding options."""
+    """What a readings request holds besides the fill options."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str
     readings: list[str | list[str]]
     model: str | None = None
-    gap: int | str | None = None
-    marker: str = "___"
-    top_k: int = 5
     id: str | None = None
-    rerank: Literal[RERANKS] | None = None
 
 
 ReadingsBody = create_model("ReadingsBody", __base__=_Body, __module__=__name__,
                             __doc__="The JSON body of ``POST /api/readings``.",
-                            **decoding_fields())
+                            **fill_fields(READINGS_NOT_SERVED))
 
 
 def parse_readings_body(body: bytes):
@@ -77,7 +75,7 @@ def readings_answer(req, catalog: ModelCatalog, limits: Limits, default_model: s
                              field=what)
     name = catalog.check(req.model or default_model)
     model = catalog.get(name)
-    result = readings(model, req.text, req.readings, gap=req.gap, top_k=req.top_k,
-                      marker=req.marker, config=decode_config(req), name=name, rerank=req.rerank)
+    result = readings(model, req.text, req.readings,
+                      request=fill_request(req, READINGS_NOT_SERVED), name=name)
     result.id = req.id
     return result.to_json()

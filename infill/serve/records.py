@@ -23,8 +23,8 @@ from infill.errors import InfillError, InputError
 from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import ClientGone, Limits, ServerBusy, TooLarge
-from infill.jobs.fill import FillRequest as FillJob
-from infill.serve.schema import FillRequest, check_request, text_job
+from infill.filling.request import FillRequest
+from infill.serve.schema import FillBody, check_request, text_job
 from infill.serve.worker import BatchWorker, Job
 
 __all__ = ["fill_records", "record_jobs"]
@@ -33,8 +33,8 @@ Wait = Callable[[Future], Awaitable[FillResult]]
 Item = tuple[Input, "Job | None", list[str], "str | None"]
 
 
-def record_jobs(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-                default_model: str) -> tuple[str, FillJob, Defaults, list[Item]]:
+def record_jobs(req: FillBody, catalog: ModelCatalog, limits: Limits,
+                default_model: str) -> tuple[str, FillRequest, Defaults, list[Item]]:
     """The model, the resolved fill request, the defaults it took and, per FASTA record (read as ``infill run`` reads a
     FASTA file, :func:`text_inputs`), ``(record, job, notes, error)``: a record that cannot be
     read has no job and its one-line error. Raises for what fails the whole request."""
@@ -53,7 +53,7 @@ def record_jobs(req: FillRequest, catalog: ModelCatalog, limits: Limits,
             out.append((rec, None, notes, rec.error))
             continue
         try:
-            job, read = text_job(rec.text, model, request, catalog, limits)
+            job, read = text_job(rec.text, model, request, defaults, catalog, limits)
         except InfillError as e:
             out.append((rec, None, notes, str(e).splitlines()[0]))
             continue
@@ -61,7 +61,7 @@ def record_jobs(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     return model, request, defaults, out
 
 
-async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
+async def fill_records(req: FillBody, catalog: ModelCatalog, limits: Limits,
                        default_model: str, worker: BatchWorker, wait: Wait) -> dict:
     """The answer to a request for every record (module docstring). ``wait`` awaits one
     queued job's result (the app's client-aware wait): a client that leaves or a queue past
@@ -73,11 +73,10 @@ async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
             futures.append(None if job is None else worker.submit(job))
         entries = []
         for (rec, job, notes, error), fut in zip(items, futures):
-            result = FillResult(None, [], error) if fut is None else \
-                await _result(wait, fut, job.text)
-            result.defaults, result.model, result.id = defaults, model, rec.id
-            result.config = request.config
-            result.gap = request.gap if job is None else job.gap
+            result = FillResult(None, [], error, defaults=defaults, config=request.config,
+                                gap=request.gap) if fut is None else \
+                await _result(wait, fut, job)
+            result.model, result.id = model, rec.id
             out = result.to_json()
             entries.append({**out, "notes": notes + out["notes"], "header": rec.header})
     finally:
@@ -87,12 +86,13 @@ async def fill_records(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     return {"id": req.id, "records": entries}
 
 
-async def _result(wait: Wait, fut: Future, text: str) -> FillResult:
+async def _result(wait: Wait, fut: Future, job: Job) -> FillResult:
     """One record's result; its own error (e.g. too many positions) as the result's error."""
     try:
         return await wait(fut)
     except (ClientGone, ServerBusy):
         raise
     except InfillError as e:
-        return FillResult(text, [], str(e).splitlines()[0])
+        return FillResult(job.text, [], str(e).splitlines()[0], defaults=job.defaults,
+                          config=job.config, gap=job.gap)
 

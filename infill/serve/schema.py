@@ -20,9 +20,10 @@ passes silently. For models that fill characters (Greek editions) the text's Lei
 converted first, as ``infill run`` does
 (:mod:`infill.data.leiden`).
 
-The decoding options are made from :class:`~infill.config.DecodeConfig`'s fields (type, default,
-help), every field but those :data:`NOT_SERVED` lists, so an option added to the library is a
-field here; their ranges and choices are checked by DecodeConfig's own rules.
+The options are made from the fields of :class:`~infill.filling.request.FillRequest` and of its
+:class:`~infill.config.DecodeConfig` (type, default, help), every field but those
+:data:`NOT_SERVED` lists, so an option added to the library is a field here; their ranges and
+choices are checked by the library's own rules when the request is built (:func:`fill_request`).
 """
 from __future__ import annotations
 
@@ -38,17 +39,16 @@ from infill.config import DecodeConfig
 from infill.filling.defaults import Defaults, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
-from infill.names import RERANKS
-from infill.jobs.fill import FillRequest as FillJob
+from infill.filling.request import FillRequest
 from infill.jobs.fill import prepare
 from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.worker import Job
 
-__all__ = ["FillRequest", "NOT_SERVED", "DEPRECATED_NAMES", "OldNames", "validate_body", "build_job", "check_request",
-           "decode_config", "decoding_fields", "fill_request", "parse_request",
-           "request_defaults", "text_job"]
+__all__ = ["FillBody", "NOT_SERVED", "DEPRECATED_NAMES", "OldNames", "validate_body",
+           "build_job", "check_request", "decode_config", "decoding_fields", "fill_request",
+           "parse_request", "request_fields", "text_job"]
 
 MAX_MARKER = 32
 NOT_SERVED = {"decoder": "AG's K x K tables and iterations have no server limit yet",
@@ -59,25 +59,40 @@ NOT_SERVED = {"decoder": "AG's K x K tables and iterations have no server limit 
               "sampling": "sampling baselines are for benchmarks",
               "temperature": "sampling baselines are for benchmarks",
               "top_p": "sampling baselines are for benchmarks",
-              "joint_size": "AG only (see decoder)", "ag_iterations": "AG only (see decoder)"}
-"""The decoding options (:class:`DecodeConfig`'s fields) the server does not take, each with why.
-Every other field of DecodeConfig is a field of the request, by construction."""
+              "joint_size": "AG only (see decoder)", "ag_iterations": "AG only (see decoder)",
+              "batch_size": "the server batches the requests it holds itself (max_batch)"}
+"""The options (fields of :class:`FillRequest` and of its :class:`DecodeConfig`) the server does
+not take, each with why. Every other field is a field of the request bodies, by construction."""
 DEPRECATED_NAMES = {"beam": "beam_size"}
 """An old JSON spelling -> its field (the API's name): still read, with a note in the answer
 (until 0.3.0, CHANGELOG.md)."""
 _OLD_NAMES: ContextVar[list[str] | None] = ContextVar("old_names", default=None)
-JSON_TYPES: dict[str, Any] = {"pivot": str | list[str] | None}
-"""A JSON type wider than the option's rules say (a pivot per gap position: a list)."""
+JSON_TYPES: dict[str, Any] = {
+    "pivot": str | list[str] | None, "gap": int | str | None,
+    "letters": list[list[str | list[str] | None] | None] | None}
+"""A JSON type wider than the option's rules say (a pivot per gap position: a list; a gap
+length as text, ``"4-6"``; letter sets per gap and position)."""
 
 
 def decoding_fields(not_served=NOT_SERVED) -> dict[str, tuple[Any, Any]]:
-    """The fields of :class:`DecodeConfig` but ``not_served`` as pydantic fields: the option's
-    type, its default and its help. Ranges and choices are not restated: the request is checked
-    by DecodeConfig's own rules when the decode is built (one mechanism, the library's
+    """The fields of :class:`DecodeConfig` but ``not_served`` as pydantic fields."""
+    return request_fields(DecodeConfig, not_served)
+
+
+def fill_fields(not_served=NOT_SERVED) -> dict[str, tuple[Any, Any]]:
+    """The fields of :class:`FillRequest` and of its DecodeConfig but ``not_served`` as pydantic
+    fields (a request body's options)."""
+    return {**request_fields(FillRequest, not_served), **decoding_fields(not_served)}
+
+
+def request_fields(kind, not_served=NOT_SERVED) -> dict[str, tuple[Any, Any]]:
+    """The fields of the request type ``kind`` but ``not_served`` as pydantic fields: the
+    option's type, its default and its help. Ranges and choices are not restated: the request is
+    checked by the library's own rules when it is built (one mechanism, the library's
     messages)."""
-    defaults = DecodeConfig.fields()
+    defaults = kind.fields()
     out = {}
-    for name, spec in described(DecodeConfig):
+    for name, spec in described(kind):
         if name in not_served:
             continue
         kind = JSON_TYPES.get(name, spec.kind | None if spec.optional else spec.kind)
@@ -117,21 +132,14 @@ def validate_body(model: type[BaseModel], body: bytes) -> tuple[BaseModel, list[
 
 
 class _Body(OldNames):
-    """What a request holds besides the decoding options (:data:`FillRequest`)."""
+    """What a request holds besides the fill options (:data:`FillBody`)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str
     model: str | None = None
-    gap: int | str | None = None
-    marker: str = "___"
-    top_k: int = 5
     id: str | None = None
-    region: str | None = None
     record: int | Literal["all"] = 1
-    letters: list[list[str | list[str] | None] | None] | None = None
-    unclear: Literal["keep", "restore"] = "keep"
-    rerank: Literal[RERANKS] | None = None
     _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("record", mode="before")
@@ -143,8 +151,8 @@ class _Body(OldNames):
         return value
 
 
-FillRequest = create_model("FillRequest", __base__=_Body, __module__=__name__,
-                           __doc__="The JSON body of ``POST /api/fill``.", **decoding_fields())
+FillBody = create_model("FillBody", __base__=_Body, __module__=__name__,
+                        __doc__="The JSON body of ``POST /api/fill``.", **fill_fields())
 
 
 def decode_config(req: BaseModel, not_served=NOT_SERVED) -> DecodeConfig:
@@ -153,10 +161,19 @@ def decode_config(req: BaseModel, not_served=NOT_SERVED) -> DecodeConfig:
                            for name, _ in described(DecodeConfig) if name not in not_served})
 
 
-def parse_request(body: bytes) -> FillRequest:
-    """The body as a :class:`FillRequest`; :class:`InputError` (one line) when it is not."""
+def fill_request(req: BaseModel, not_served=NOT_SERVED) -> FillRequest:
+    """A body as the library's fill request, whole (what ``infill run`` builds from its flags):
+    every served field of :class:`FillRequest` and of its config, checked by their rules;
+    options left out stay None, for :func:`~infill.filling.defaults.resolve_fill`."""
+    fields = {name: getattr(req, name) for name, _ in described(FillRequest)
+              if name not in not_served}
+    return FillRequest(config=decode_config(req, not_served), **fields)
+
+
+def parse_request(body: bytes) -> FillBody:
+    """The body as a :class:`FillBody`; :class:`InputError` (one line) when it is not."""
     try:
-        req, notes = validate_body(FillRequest, body)
+        req, notes = validate_body(FillBody, body)
     except ValidationError as e:
         err = e.errors(include_url=False)[0]
         if err["type"] == "json_invalid":
@@ -169,25 +186,7 @@ def parse_request(body: bytes) -> FillRequest:
     return req
 
 
-def fill_request(req: BaseModel, config: DecodeConfig | None = None, **changes) -> FillJob:
-    """The request as the jobs layer's fill request (what ``infill run`` builds from its
-    options): options left out stay None, for :func:`~infill.filling.defaults.resolve_fill`."""
-    config = decode_config(req) if config is None else config
-    fields = dict(config=config, top_k=req.top_k, gap=getattr(req, "gap", None),
-                  marker=getattr(req, "marker", "___"), region=getattr(req, "region", None),
-                  letters=getattr(req, "letters", None), unclear=getattr(req, "unclear", "keep"),
-                  rerank=getattr(req, "rerank", None))
-    return FillJob(**{**fields, **changes})
-
-
-def request_defaults(req: FillRequest, model: str, config: DecodeConfig | None = None):
-    """``(request, Defaults)``: the request resolved as every fill is
-    (:func:`~infill.filling.defaults.resolve_fill`: the model's recommendations for what it left out,
-    the beam raised to ``top_k``)."""
-    return resolve_fill(model, fill_request(req, config))
-
-
-def _gap(req: FillRequest, limits: Limits) -> None:
+def _gap(req: FillBody, limits: Limits) -> None:
     """The request's gap length, read as ``infill run`` reads one (N, ``LO-HI``, ``word``; None:
     the model's default), within this server's limit."""
     if req.gap is None:
@@ -220,11 +219,13 @@ def _within(value: int, what: str, high: int) -> int:
     return value
 
 
-def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-                  default_model: str) -> tuple[str, FillJob, Defaults]:
-    """The model and the resolved fill request (and which options took the model's defaults),
-    checked against this server's limits (what holds for every text of the request). Raises
-    :class:`InputError` / :class:`ConfigError` / :class:`TooLarge`."""
+def check_request(req: FillBody, catalog: ModelCatalog, limits: Limits,
+                  default_model: str) -> tuple[str, FillRequest, Defaults]:
+    """The model and the request's fill request resolved -- once, here, as every fill's
+    (:func:`~infill.filling.defaults.resolve_fill`: the model's recommendations for what it left
+    out, the beam raised to ``top_k``) -- with the defaults it took, checked against this
+    server's limits (what holds for every text of the request). Raises :class:`InputError` /
+    :class:`ConfigError` / :class:`TooLarge`."""
     model = catalog.check(req.model if req.model is not None else default_model)
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
@@ -235,15 +236,16 @@ def check_request(req: FillRequest, catalog: ModelCatalog, limits: Limits,
     _gap(req, limits)
     _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
-    request, defaults = request_defaults(req, model)
+    request, defaults = resolve_fill(model, fill_request(req))
     return model, request, defaults
 
 
-def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
-             limits: Limits) -> tuple[Job, list[str]]:
-    """The :class:`Job` filling ``text`` (the request's text or one FASTA record of it) and notes
-    on how it was read -- by the jobs layer, as ``infill run`` reads it
-    (:func:`~infill.jobs.fill.prepare`: the ``region`` masked, Leiden sigla converted)."""
+def text_job(text: str, model: str, request: FillRequest, defaults: Defaults,
+             catalog: ModelCatalog, limits: Limits) -> tuple[Job, list[str]]:
+    """The :class:`Job` filling ``text`` (the request's text or one FASTA record of it) with the
+    resolved ``request`` and notes on how it was read -- by the jobs layer, as ``infill run``
+    reads it (:func:`~infill.jobs.fill.prepare`: the ``region`` masked, Leiden sigla
+    converted; the text's own gap lengths and letter sets go into the job's request)."""
     (read,), _ = prepare(catalog.unit(model), [Input("1", text)], request)
     if read.letters is not None or request.letters is not None:    # checked against the model
         _check_letters(catalog.get(model), read, request)
@@ -252,21 +254,13 @@ def text_job(text: str, model: str, request: FillJob, catalog: ModelCatalog,
     if len(read.text) > limits.max_text:
         raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(read.text)} "
                        f"characters (limit {limits.max_text})")
-    gap = request.gap if read.gap is None else tuple(read.gap)   # [c.3]: its whole range
+    gap = request.gap if read.gap is None else list(read.gap)    # [c.3]: its whole range
     letters = request.letters if read.letters is None else read.letters     # #[ηιν] in the text
-    return Job(model, request.config, gap, request.marker, read.text, request.top_k,
-               frozen_letters(letters), request.rerank), list(read.notes)
+    return Job(model, request.replace(gap=gap, letters=letters), read.text, defaults), \
+        list(read.notes)
 
 
-def frozen_letters(letters) -> tuple | None:
-    """Letter sets as nested tuples (a :class:`Job` is hashable; ``fill`` takes either)."""
-    if letters is None:
-        return None
-    return tuple(None if g is None else tuple(e if e is None or isinstance(e, str) else tuple(e)
-                                              for e in g) for g in letters)
-
-
-def _check_letters(model, read: Input, request: FillJob) -> None:
+def _check_letters(model, read: Input, request: FillRequest) -> None:
     """The text's (or the request's) letter sets against the model's alphabet and the text's
     gaps, so that a bad set is the request's 4xx, not an error inside a batch."""
     from infill.decoding.letters import letter_masks
@@ -279,14 +273,14 @@ def _check_letters(model, read: Input, request: FillJob) -> None:
     letter_masks(model, letters, gaps, request.config.allow_special)
 
 
-def build_job(req: FillRequest, catalog: ModelCatalog, limits: Limits,
-              default_model: str) -> tuple[Job, list[str], Defaults]:
-    """The :class:`Job` a request asks for, notes on how its text was read (the FASTA record,
-    Leiden) and the defaults it took. Raises :class:`InputError` / :class:`ConfigError` /
-    :class:`TooLarge` for what this server cannot take."""
+def build_job(req: FillBody, catalog: ModelCatalog, limits: Limits,
+              default_model: str) -> tuple[Job, list[str]]:
+    """The :class:`Job` a request asks for (its resolved request and the defaults it took) and
+    notes on how its text was read (the FASTA record, Leiden). Raises :class:`InputError` /
+    :class:`ConfigError` / :class:`TooLarge` for what this server cannot take."""
     model, request, defaults = check_request(req, catalog, limits, default_model)
     if req.record == "all":
         raise InputError("record 'all' is answered per record (fill_records), not as one job")
     text, notes = _record(req.text, req.record)
-    job, read = text_job(text, model, request, catalog, limits)
-    return job, req._notes + notes + read, defaults
+    job, read = text_job(text, model, request, defaults, catalog, limits)
+    return job, req._notes + notes + read

@@ -3,11 +3,12 @@
 Requests enqueue a :class:`Job` and get a :class:`concurrent.futures.Future`. The worker takes
 the first waiting job and all those already queued (at most ``max_batch`` in all; under load it
 also waits up to ``batch_wait_ms`` for more, while a lone request never waits), groups them by
-(model, effective config, gap, marker) and runs ONE :func:`infill.fill_each` per group with the
-group's largest top-k (``fill_each`` decodes inputs of similar length together,
+(model, resolved fill request but its top-k) and runs ONE
+:func:`~infill.filling.planner.fill_resolved` per group with the group's largest top-k (it
+decodes inputs of similar length together,
 :func:`infill.filling.planner.length_buckets`); each job gets its own input's result cut to its top-k.
 So N simultaneous requests cost about one batched decode, torch never runs on two threads, and
-a bad input fails only its own request (``fill_each`` reports errors per input). Jobs that
+a bad input fails only its own request (``fill_resolved`` reports errors per input). Jobs that
 arrive while a batch runs wait in the queue and form the next batch.
 
 Work nobody waits for is not done: a job whose future was cancelled (its client left, see
@@ -17,11 +18,12 @@ so a cancellation counts until then -- and a job that waited in the queue longer
 
 Batched and single decodes of an input rank the same completions; their float scores may differ
 in the last digits (padding changes the shapes of the matrix products): ``max_batch=1`` gives
-bit-for-bit the scores of a lone ``fill_each`` call.
+bit-for-bit the scores of a lone ``fill_resolved`` call.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import queue
 import threading
@@ -29,11 +31,14 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from infill.api import FillResult, LongInputWarning, fill_each
 from infill.config import DecodeConfig
-from infill.errors import InfillError
+from infill.errors import InfillError, LongInputWarning
+from infill.filling.defaults import Defaults
+from infill.filling.planner import fill_resolved
+from infill.filling.request import FillRequest
+from infill.filling.results import FillResult
 from infill.models.base import MaskedLM
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, QueueTimeout, ServerBusy, TooLarge
@@ -45,21 +50,32 @@ log = logging.getLogger("infill.serve")
 
 @dataclass(frozen=True)
 class Job:
-    """One request's decode: ``config`` is the effective one (beam raised to ``top_k``)."""
+    """One request's decode: the ``text`` (as read: Leiden converted, a region masked) and its
+    ``request``, resolved once (:func:`~infill.filling.defaults.resolve_fill`; its gap and
+    letters this text's own), with the ``defaults`` it took."""
 
     model: str
-    config: DecodeConfig
-    gap: int | str | tuple  # "LO-HI", "word"; a tuple: one length or (lo, hi) per marker ([c.3])
-    marker: str
+    request: FillRequest
     text: str
-    top_k: int
-    letters: tuple | None = None    # letter sets per gap (nested tuples), as fill takes them
-    rerank: str | None = None       # resolved: "off" or a PLL (infill.filling.reranking); None: fill's
+    defaults: Defaults | None = field(default=None, compare=False)
+
+    @property
+    def config(self) -> DecodeConfig:
+        return self.request.config
+
+    @property
+    def gap(self):
+        return self.request.gap
+
+    @property
+    def top_k(self) -> int:
+        return self.request.top_k
 
     @property
     def key(self) -> tuple:
-        """Jobs with equal keys are decoded in one ``fill_each`` call."""
-        return (self.model, self.config, self.gap, self.marker, self.letters, self.rerank)
+        """Jobs with equal keys are decoded in one call: one model, one request but its top-k."""
+        options = {**self.request.to_json(), "top_k": None}
+        return (self.model, json.dumps(options, sort_keys=True, default=repr))
 
 
 _STOP = object()
@@ -68,11 +84,12 @@ _STOP = object()
 class BatchWorker:
     """A daemon thread serving :class:`Job` s in batches (see the module docstring).
 
-    ``fill`` is :func:`infill.fill_each` (replaceable in tests to count calls).
+    ``fill`` is :func:`~infill.filling.planner.fill_resolved` (replaceable in tests to count
+    calls).
     """
 
     def __init__(self, catalog: ModelCatalog, limits: Limits | None = None,
-                 fill: Callable[..., list[FillResult]] = fill_each):
+                 fill: Callable[..., list[FillResult]] = fill_resolved):
         self.catalog, self.fill = catalog, fill
         self.limits = limits if limits is not None else Limits()
         self._queue: queue.Queue = queue.Queue()
@@ -213,12 +230,12 @@ class BatchWorker:
 
     def _split(self, model: MaskedLM, items: list[tuple[Job, Future]]):
         """The items a decode may take: a text over ``max_positions`` fails with
-        :class:`TooLarge`; the others go together (``fill_each`` groups them by length itself,
+        :class:`TooLarge`; the others go together (``fill_resolved`` groups them by length itself,
         :func:`infill.filling.planner.length_buckets`, and reports the texts it cannot read)."""
         keep = []
         for job, fut in items:
             try:
-                n = len(model.encode(job.text, _longest(job.gap), job.marker).positions)
+                n = len(model.encode(job.text, _longest(job.gap), job.request.marker).positions)
             except InfillError:
                 n = 0
             if n > self.limits.max_positions:
@@ -234,11 +251,8 @@ class BatchWorker:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LongInputWarning)   # noted per result below
-                gap = list(job.gap) if isinstance(job.gap, tuple) else job.gap
-                extra = {} if job.letters is None else {"letters": job.letters}
-                results = self.fill(model, [j.text for j, _ in items], gap=gap,
-                                    top_k=max(j.top_k for j, _ in items), marker=job.marker,
-                                    config=job.config, rerank=job.rerank, **extra)
+                request = job.request.replace(top_k=max(j.top_k for j, _ in items))
+                results = self.fill(model, [j.text for j, _ in items], request, job.defaults)
         except InfillError as e:           # the whole group's problem (e.g. a gap too long)
             public = type(e)(_public(str(e), model, job.model))
             for _, fut in items:
@@ -270,7 +284,7 @@ def _public(message: str, model: MaskedLM, name: str) -> str:
 
 def _longest(gap) -> int:
     """The most tokens one marker of ``gap`` can stand for (a number, a range, ``word``, or a
-    tuple of one of these per marker)."""
+    list of one of these per marker)."""
     from infill.decoding.lengths import one_length
-    lengths = [one_length(g) for g in (gap if isinstance(gap, tuple) else (gap,))]
+    lengths = [one_length(g) for g in (gap if isinstance(gap, (list, tuple)) else (gap,))]
     return max(g if isinstance(g, int) else g.hi for g in lengths)

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("uvicorn", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
 
-from infill.api import fill_each  # noqa: E402
+from infill.filling.planner import fill_resolved  # noqa: E402
 from infill_cli.main import main  # noqa: E402
 
 from .test_hostile_input import check  # noqa: E402
@@ -41,11 +41,11 @@ class Gate:
     def __init__(self):
         self.release, self.started, self.texts = threading.Event(), threading.Event(), []
 
-    def __call__(self, model, texts, **options):
+    def __call__(self, model, texts, *args, **options):
         self.texts.extend(texts)
         self.started.set()
         self.release.wait(WAIT)
-        return fill_each(model, texts, **options)
+        return fill_resolved(model, texts, *args, **options)
 
 
 @pytest.fixture

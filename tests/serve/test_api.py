@@ -177,7 +177,8 @@ def test_options_and_health(client):
     assert opts["defaults"] == {"model": "builtin:english", "gap": None, "marker": "___",
                                 "scorer": None, "order": None, "beam_size": 5, "top_k": 5,
                                 "pivot": None, "seed": 0, "region": None, "record": 1,
-                                "letters": None, "unclear": "keep", "rerank": None}
+                                "letters": None, "unclear": "keep", "rerank": None,
+                                "length_score": None, "length_beam": None, "window": True}
     assert opts["reranks"] == ["off", "pll", "pll-gap", "pll-word"]
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
     assert opts["limits"]["max_beam"] == 50

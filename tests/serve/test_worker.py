@@ -1,5 +1,5 @@
-"""The batching worker: simultaneous jobs cost one ``fill_each`` call per (model, config, gap,
-marker), each job gets exactly its own input's answer, and one bad job fails alone.
+"""The batching worker: simultaneous jobs cost one ``fill_resolved`` call per (model, request but
+its top-k), each job gets exactly its own input's answer, and one bad job fails alone.
 
 Jobs are submitted before the worker starts, so the batch it collects is known in advance (no
 timing in these tests)."""
@@ -12,6 +12,8 @@ import pytest
 pytest.importorskip("fastapi", reason="infill serve needs the 'serve' extra (fastapi, uvicorn)")
 
 from infill import DecodeConfig, InputError, fill_each
+from infill.filling.planner import fill_resolved
+from infill.filling.request import FillRequest
 from infill.serve.limits import Limits, ServerBusy, TooLarge
 from infill.serve.worker import BatchWorker, Job
 
@@ -21,21 +23,22 @@ TIMEOUT = 60
 
 
 class Counting:
-    """fill_each, recording the texts of every call."""
+    """fill_resolved, recording the texts of every call."""
 
     def __init__(self):
         self.calls: list[list[str]] = []
 
-    def __call__(self, model, texts, **kwargs):
+    def __call__(self, model, texts, *args, **kwargs):
         self.calls.append(list(texts))
-        return fill_each(model, texts, **kwargs)
+        return fill_resolved(model, texts, *args, **kwargs)
 
 
 def job(text: str, model: str = "builtin:english", top_k: int = 5, gap: int = 1,
         **options) -> Job:
-    cfg = DecodeConfig(**options)
-    cfg = cfg.replace(beam_size=max(top_k, cfg.beam_size))     # as the server's jobs are
-    return Job(model, cfg, gap, "___", text, top_k)
+    from infill.filling.defaults import resolve_fill       # resolved, as the server's are
+    request, defaults = resolve_fill(model, FillRequest(config=DecodeConfig(**options), gap=gap,
+                                                        top_k=top_k))
+    return Job(model, request, text, defaults)
 
 
 def run(catalog, jobs: list[Job], limits: Limits | None = None, fill=None):
@@ -114,10 +117,10 @@ def test_too_many_positions_fails_alone(catalog):
 
 
 def test_an_unexpected_failure_is_isolated(catalog):
-    def fragile(model, texts, **kwargs):
+    def fragile(model, texts, *args, **kwargs):
         if any("Romeo" in t for t in texts):
             raise RuntimeError("boom")
-        return fill_each(model, texts, **kwargs)
+        return fill_resolved(model, texts, *args, **kwargs)
 
     futures, _, _ = run(catalog, [job(TEXTS[0]), job(TEXTS[1]), job(TEXTS[2])], fill=fragile)
     assert isinstance(futures[1].exception(), RuntimeError)
