@@ -221,7 +221,8 @@ def take_fill(result: EditionResult, fill) -> None:
         return
     result.completions, result.rerank = fill.completions, fill.rerank
     result.readings = readings_for(result.rendered, fill.completions,
-                                   default_lexicon() if result.accents else None)
+                                   default_lexicon() if result.accents else None,
+                                   None if fill.defaults is None else fill.defaults.temperature)
 
 
 def restore_files(model, inputs, request=None, hide_supplied: bool = False,
@@ -276,13 +277,6 @@ def edition_letters(result: EditionResult) -> list | None:
     return out
 
 
-def _softmax(scores: list[float]) -> list[float]:
-    top = max(scores)
-    w = [math.exp(s - top) for s in scores]
-    total = sum(w)
-    return [x / total for x in w]
-
-
 def runs(rendered: Rendered) -> list[list[tuple[int, int]]]:
     """The gaps of a rendered text -- ``?`` runs and markers, one model gap each, in order -- as
     lists of (lacuna index, length): adjacent ``?`` lacunae share a run."""
@@ -297,15 +291,20 @@ def runs(rendered: Rendered) -> list[list[tuple[int, int]]]:
     return out
 
 
-def readings_for(rendered: Rendered, completions, lexicon=None) -> dict[int, list[Reading]]:
+def readings_for(rendered: Rendered, completions, lexicon=None, temperature: float | None = None
+                 ) -> dict[int, list[Reading]]:
     """Readings per lacuna from ranked completions of ``rendered.text``: gap k of a completion
     (its ``spans[k]``) is the k-th ``?`` run, split among the run's lacunae by their lengths (a
-    run of one lacuna takes the whole fill, whatever its length)."""
+    run of one lacuna takes the whole fill, whatever its length). A reading's probability is
+    the calibrated share of the completions holding it (``temperature``, the model's:
+    :mod:`infill.filling.calibration`)."""
+    from infill.filling.calibration import calibrated
+
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
-    weights = _softmax([c.score if getattr(c, "rank_score", None) is None else c.rank_score
-                        for c in completions])
+    weights = calibrated([c.score if getattr(c, "rank_score", None) is None else c.rank_score
+                          for c in completions], temperature)
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     for c, w in zip(completions, weights):
         for run, (a, b) in zip(runs(rendered), c.spans):

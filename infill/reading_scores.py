@@ -16,7 +16,8 @@ For a text with lacunae (gaps) and, per lacuna, its candidate readings:
 - with one length and ``rerank`` (:mod:`infill.filling.reranking`; no builtin's default), each gets
   (score + its PLL) / 2 as ``rank_score``, the value the beam's completions are reranked by;
 - its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when
-  there is one, else of ``score``), and each reading's ``prob`` the sum over the combinations
+  there is one, else of ``score``) at the model's calibration temperature
+  (:mod:`infill.filling.calibration`), and each reading's ``prob`` the sum over the combinations
   that hold it (its marginal);
 - the normal beam search runs too (the same request): each combination's ``beam_rank`` is its
   place in the beam's top-k (None: not there) and ``beam_score`` the beam's score of it (the
@@ -293,6 +294,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
     """Score every combination of ``readings`` (their ``ids`` from :func:`readings_gap`) in
     ``text`` under the resolved fill ``request`` (:func:`~infill.filling.defaults.resolve_fill`), and
     run the beam with it; see the module docstring."""
+    from infill.filling.calibration import calibrated
     from infill.filling.planner import fill_resolved
 
     config = request.config
@@ -311,7 +313,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
         raise InputError(beam.error, field=beam.error_field)
     by_key = {_key(c): (r, c.score) for r, c in enumerate(beam.completions, 1)}
     values = [s["rank_score"] if s["rank_score"] is not None else s["score"] for s in scored]
-    probs = _softmax(values)
+    probs = calibrated(values, None if defaults is None else defaults.temperature)
     out = []
     for combo, s, p in zip(combos, scored, probs):
         rank, bscore = by_key.get(tuple(tuple(ids[k][j]) for k, j in enumerate(combo)),
@@ -339,16 +341,6 @@ def _key(completion) -> tuple:
     for p in completion.positions:
         per.setdefault(p.gap_index, []).append(p.token_id)
     return tuple(tuple(per[k]) for k in sorted(per))
-
-
-def _softmax(values: list[float]) -> list[float]:
-    """Probabilities from log-scores (-inf: 0); uniform when every value is -inf."""
-    top = max(values)
-    if top == float("-inf"):
-        return [1.0 / len(values)] * len(values)
-    w = [math.exp(v - top) for v in values]
-    total = sum(w)
-    return [x / total for x in w]
 
 
 def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:

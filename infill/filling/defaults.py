@@ -6,9 +6,10 @@ stands for when the user gives no length (builtin:english: ``"word"``, one whole
 default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
 (builtin:english: ``"pll-word"``; infill's default: ``pll``), ``"length_beam"`` (builtin:greek:
 ``"shared"``) and ``"rerank"``: how completions of one length are reranked (infill's default and
-every builtin's: ``off``; :mod:`infill.filling.reranking`). When a user does not choose these, the
-decode uses the model's recommendation, or infill's own defaults (HCB, left-to-right, 1) for a
-model that records none;
+every builtin's: ``off``; :mod:`infill.filling.reranking`), and ``"temperature"``: the
+calibration temperature of the probabilities it reports (:mod:`infill.filling.calibration`).
+When a user does not choose these, the decode uses the model's recommendation, or infill's own
+defaults (HCB, left-to-right, 1) for a model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
 on stderr; JSON: ``config.defaults``; workbench).
 
@@ -40,7 +41,9 @@ class Recommendation:
     ``gap``: a gap marker's length when the user gives none (None: infill's, 1);
     ``length_score``: how fills of different lengths are ranked together (None: infill's, pll);
     ``length_beam``: how their lengths are searched (None: infill's, ``each``);
-    ``rerank``: how completions of one length are reranked (None: infill's, ``off``)."""
+    ``rerank``: how completions of one length are reranked (None: infill's, ``off``);
+    ``temperature``: the calibration temperature of its probabilities (None: 1;
+    :mod:`infill.filling.calibration`)."""
 
     scorer: str
     order: str
@@ -50,6 +53,7 @@ class Recommendation:
     length_score: str | None = None
     length_beam: str | None = None
     rerank: str | None = None
+    temperature: float | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -77,6 +81,11 @@ class Defaults:
     def to_json(self) -> dict:
         rec = self.recommendation
         return {"options": list(self.values), "source": rec.source, "why": rec.why}
+
+    @property
+    def temperature(self) -> float | None:
+        """The model's calibration temperature (:mod:`infill.filling.calibration`)."""
+        return self.recommendation.temperature
 
     def ranked(self, ranks_lengths: bool, reranks: bool = False) -> "Defaults":
         """These defaults as a result reports them: the options of fills of several lengths
@@ -162,7 +171,19 @@ def recommendation(model) -> Recommendation:
     return Recommendation(data["scorer"], data["order"], " ".join(data["why"].split()), label,
                           _gap(data.get("gap"), path), _length_score(data.get("length_score"), path),
                           _length_beam(data.get("length_beam"), path),
-                          _rerank(data.get("rerank"), path))
+                          _rerank(data.get("rerank"), path),
+                          _temperature(data.get("temperature"), path))
+
+
+def _temperature(value, path: Path) -> float | None:
+    from infill.filling.calibration import MAX_TEMPERATURE
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 < value <= MAX_TEMPERATURE:
+        raise ModelLoadError(f"{path}: \"temperature\" must be a number in (0, "
+                             f"{MAX_TEMPERATURE:g}], got {str(value)[:40]!r}")
+    return float(value)
 
 
 def _length_score(kind, path: Path) -> str | None:
