@@ -53,6 +53,9 @@ from infill.errors import InputError
 from infill.names import RERANKS
 
 CLASSES = {"1-3": range(1, 4), "4-6": range(4, 7), "7-10": range(7, 11)}
+BATCH = 8
+"""Supplements decoded together (one beam search over them; each kept in the cache with the
+scores of its ten restorations)."""
 
 
 def letters(completion) -> str:
@@ -115,16 +118,18 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             model.shapes = load_shapes(shapes, model.alphabet)
         t0 = time.perf_counter()
         with cache.open("a", encoding="utf-8") as f:
-            for k, t in enumerate(todo):
-                comps = infill.fill(model, t.text, gap=1, marker="?", beam_size=beam, top_k=10,
-                                    order=order, rerank=rerank)[0]
-                done[key(t)] = [letters(c) for c in comps]
-                f.write(json.dumps({"key": key(t), "fills": done[key(t)]},
-                                   ensure_ascii=False) + "\n")
+            for k in range(0, len(todo), BATCH):
+                chunk = todo[k:k + BATCH]
+                results = infill.fill(model, [t.text for t in chunk], gap=1, marker="?",
+                                      beam_size=beam, top_k=10, order=order, rerank=rerank)
+                for t, comps in zip(chunk, results):
+                    done[key(t)] = [letters(c) for c in comps]
+                    f.write(json.dumps({"key": key(t), "fills": done[key(t)],
+                                        "scores": [round(c.score, 5) for c in comps]},
+                                       ensure_ascii=False) + "\n")
                 f.flush()
-                if k % 20 == 19:
-                    print(f"  {model_name}: {k + 1}/{len(todo)} "
-                          f"({time.perf_counter() - t0:.0f} s)", flush=True)
+                print(f"  {model_name}: {k + len(chunk)}/{len(todo)} "
+                      f"({time.perf_counter() - t0:.0f} s)", flush=True)
     return done
 
 
@@ -227,6 +232,9 @@ def main() -> None:
                     help="the part of the corpus (80/10/10 by inscription, seed 0; 'all': every "
                     "file, for a corpus the model never saw)")
     ap.add_argument("--per-class", type=int, default=0)
+    ap.add_argument("--sample", type=int, default=0,
+                    help="of the supplements chosen, this many drawn with seed 0 (0: all): a "
+                    "smaller fixed sample whose restorations a larger one's cache holds")
     ap.add_argument("--beam", type=int, default=10)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/lengths"))
     ap.add_argument("--name", default=None, help="the new model's cache name")
@@ -251,6 +259,8 @@ def main() -> None:
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = chosen_tasks(args.split, args.per_class, args.corpus)
+    if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
+        tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
     part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)

@@ -1,0 +1,121 @@
+"""Calibration of builtin:greek's probabilities (issue 48): one temperature fitted on validation,
+its expected calibration error and reliability diagram before and after.
+
+A restoration's stated probability is the first completion's share of the beam's ten at
+temperature T (:func:`infill.filling.calibration.calibrated`, what the readings report); it is
+right when that completion is the editor's supplement. The restorations and their scores come
+from ``benchmarks/iospe_lengths_report.py``'s caches (``--out``: one row per supplement with its
+ten ``fills`` and ``scores``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
+or an EpiDoc folder); ``--fit`` names the sets T is fitted on (the T in [0.25, 8] of least
+negative log-likelihood of top-1 correctness, on a grid of 0.01), the others are only measured:
+
+    OMP_NUM_THREADS=1 python benchmarks/greek_calibration.py \\
+        --set IOSPE=iospe:validation:lengths/new.validation.jsonl \\
+        --set IAph=../shared/data/greek/iaph:validation:lengths/new.iaph.validation.jsonl \\
+        --fit IOSPE --fit IAph --png benchmarks/results/greek_calibration.png
+
+ECE: 10 equal-width bins of stated probability, Σ_bins (n_b / n) |accuracy_b − mean p_b|.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from infill.bench.epidoc import epidoc_folder, tasks_for
+from infill.filling.calibration import calibrated
+
+BINS = 10
+GRID = np.round(np.arange(0.25, 8.0001, 0.01), 2)
+
+
+def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
+    """(label, each supplement's ten scores, top-1 correctness) of ``LABEL=CORPUS:SPLIT:CACHE``."""
+    label, rest = spec.split("=", 1)
+    corpus, split, cache = rest.split(":", 2)
+    gold = {f"{Path(t.file).name}#{t.index}": t.gold
+            for t in tasks_for(epidoc_folder(corpus), split, list(range(1, 11)))}
+    rows = {}
+    for line in Path(cache).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if "scores" in row and row["key"] in gold and row["fills"]:
+            rows[row["key"]] = row
+    scores = [rows[k]["scores"] for k in sorted(rows)]
+    right = np.array([float(rows[k]["fills"][0] == gold[k]) for k in sorted(rows)])
+    return label, scores, right
+
+
+def stated(scores: list[list[float]], t: float) -> np.ndarray:
+    """The first completion's calibrated probability, per supplement."""
+    return np.array([calibrated(s, t)[0] for s in scores])
+
+
+def ece(p: np.ndarray, y: np.ndarray) -> float:
+    """Expected calibration error over :data:`BINS` equal-width bins."""
+    b = np.minimum((p * BINS).astype(int), BINS - 1)
+    return float(sum((b == k).mean() * abs(p[b == k].mean() - y[b == k].mean())
+                     for k in range(BINS) if (b == k).any()))
+
+
+def nll(p: np.ndarray, y: np.ndarray) -> float:
+    """Mean negative log-likelihood of correctness under the stated probabilities."""
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def fit(sets: list[tuple[str, list, np.ndarray]]) -> float:
+    """The grid temperature of least NLL over the sets together."""
+    scores = [s for _, ss, _ in sets for s in ss]
+    y = np.concatenate([r for _, _, r in sets])
+    return float(min(GRID, key=lambda t: nll(stated(scores, t), y)))
+
+
+def diagram(sets, t: float, path: Path) -> None:
+    """Reliability diagrams (accuracy per bin against stated probability), T = 1 and fitted."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 4), squeeze=False)
+    for ax, (label, scores, y) in zip(axes[0], sets):
+        for temp, style in ((1.0, "o--"), (t, "s-")):
+            p = stated(scores, temp)
+            b = np.minimum((p * BINS).astype(int), BINS - 1)
+            ks = [k for k in range(BINS) if (b == k).any()]
+            ax.plot([p[b == k].mean() for k in ks], [y[b == k].mean() for k in ks], style,
+                    label=f"T = {temp:g}: ECE {ece(p, y):.3f}")
+        ax.plot([0, 1], [0, 1], ":", color="grey")
+        ax.set(title=f"{label} (n = {len(y)})", xlabel="stated probability of the first "
+               "restoration", ylabel="share right", xlim=(0, 1), ylim=(0, 1))
+        ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+
+
+def main() -> None:
+    """Fit T, print the table, draw the diagram."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", action="append", required=True, dest="sets")
+    ap.add_argument("--fit", action="append", default=[])
+    ap.add_argument("--temperature", type=float, default=None,
+                    help="measure at this temperature instead of fitting one")
+    ap.add_argument("--png", type=Path, default=None)
+    args = ap.parse_args()
+    sets = [load_set(s) for s in args.sets]
+    t = args.temperature or fit([s for s in sets if s[0] in args.fit])
+    print(f"temperature {t:g} ({'given' if args.temperature else 'fitted on ' + ', '.join(args.fit)})"
+          "\n\n| set | n | top-1 | mean p (T = 1) | ECE (T = 1) | mean p (T) | ECE (T) |"
+          "\n|---|---:|---:|---:|---:|---:|---:|")
+    for label, scores, y in sets:
+        p1, pt = stated(scores, 1.0), stated(scores, t)
+        print(f"| {label} | {len(y)} | {y.mean():.3f} | {p1.mean():.3f} | {ece(p1, y):.3f} | "
+              f"{pt.mean():.3f} | {ece(pt, y):.3f} |")
+    if args.png:
+        diagram(sets, t, args.png)
+
+
+if __name__ == "__main__":
+    main()
