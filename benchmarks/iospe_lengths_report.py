@@ -58,9 +58,11 @@ BATCH = 8
 scores of its ten restorations)."""
 
 
-def letters(completion) -> str:
-    """A completion's restored letters, normalized as the editors' readings are."""
-    return normalize("".join(completion.fills), symbols=False)
+def letters(completion, alphabet=None) -> str:
+    """A completion's restored letters, normalized as the editors' readings are (in the
+    model's ``alphabet``: Greek, or Latin)."""
+    return normalize("".join(completion.fills), symbols=False,
+                     **({"alphabet": alphabet} if alphabet is not None else {}))
 
 
 def fail(message: str) -> None:
@@ -91,7 +93,8 @@ def chosen_tasks(split: str, per_class: int, corpus: str = "iospe") -> list:
 def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
             names: Path | None = None, order: str | None = None,
-            shapes: Path | None = None, rerank: str | None = None) -> dict:
+            shapes: Path | None = None, rerank: str | None = None, top_k: int = 10,
+            scorer: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = {}
     if cache.is_file():
@@ -121,9 +124,10 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             for k in range(0, len(todo), BATCH):
                 chunk = todo[k:k + BATCH]
                 results = infill.fill(model, [t.text for t in chunk], gap=1, marker="?",
-                                      beam_size=beam, top_k=10, order=order, rerank=rerank)
+                                      beam_size=beam, top_k=top_k, order=order, rerank=rerank,
+                                      scorer=scorer)
                 for t, comps in zip(chunk, results):
-                    done[key(t)] = [letters(c) for c in comps]
+                    done[key(t)] = [letters(c, model.alphabet) for c in comps]
                     f.write(json.dumps({"key": key(t), "fills": done[key(t)],
                                         "scores": [round(c.score, 5) for c in comps]},
                                        ensure_ascii=False) + "\n")
@@ -150,12 +154,22 @@ def key(task) -> str:
     return f"{Path(task.file).name}#{task.index}"
 
 
+FOLD = None
+"""How restorations and golds are compared: None (as written), or a function both pass through
+first (``--fold-uv``: Latin ``u`` and ``v`` one letter, :func:`infill.data.latin.fold_uv`)."""
+MEASURES = ("top1", "top10", "cer")
+"""The table's measures (``--top-k 20`` adds top-20)."""
+
+
 def scores(tasks: list, fills: dict) -> dict[str, np.ndarray]:
-    """Per supplement: top-1, top-10 (0/1) and CER of the first restoration."""
-    got = [fills[key(t)] for t in tasks]
-    return {"top1": np.array([float(bool(f) and f[0] == t.gold) for f, t in zip(got, tasks)]),
-            "top10": np.array([float(t.gold in f[:10]) for f, t in zip(got, tasks)]),
-            "cer": np.array([cer(f[0] if f else "", t.gold) for f, t in zip(got, tasks)])}
+    """Per supplement: top-1, top-10, top-20 (0/1) and CER of the first restoration."""
+    same = FOLD or (lambda x: x)
+    got = [[same(x) for x in fills[key(t)]] for t in tasks]
+    golds = [same(t.gold) for t in tasks]
+    return {"top1": np.array([float(bool(f) and f[0] == g) for f, g in zip(got, golds)]),
+            "top10": np.array([float(g in f[:10]) for f, g in zip(got, golds)]),
+            "top20": np.array([float(g in f[:20]) for f, g in zip(got, golds)]),
+            "cer": np.array([cer(f[0] if f else "", g) for f, g in zip(got, golds)])}
 
 
 def interval(x: np.ndarray, n_boot: int = 10_000) -> tuple[float, float]:
@@ -170,11 +184,12 @@ def interval(x: np.ndarray, n_boot: int = 10_000) -> tuple[float, float]:
 def row(name: str, a: dict, b: dict) -> str:
     """One markdown row: the model's measures with intervals, then the paired differences."""
     cells = []
-    for m, scale in (("top1", 100), ("top10", 100), ("cer", 1)):
+    each = [(m, 1 if m == "cer" else 100) for m in MEASURES]
+    for m, scale in each:
         lo, hi = interval(a[m])
         d = fmt_num(a[m].mean() * scale, scale)
         cells.append(f"{d} [{fmt_num(lo * scale, scale)}, {fmt_num(hi * scale, scale)}]")
-    for m, scale in (("top1", 100), ("top10", 100), ("cer", 1)):
+    for m, scale in each:
         if len(a[m]) < 2:
             cells.append("–")
             continue
@@ -182,9 +197,10 @@ def row(name: str, a: dict, b: dict) -> str:
         cells.append(f"{p['mean_diff'] * scale:+.{1 if scale == 100 else 3}f} "
                      f"[{p['lo'] * scale:+.{1 if scale == 100 else 3}f}, "
                      f"{p['hi'] * scale:+.{1 if scale == 100 else 3}f}]")
-    base = f"{b['top1'].mean() * 100:.1f} / {b['top10'].mean() * 100:.1f} / {b['cer'].mean():.3f}"
-    return f"| {name} | {len(a['top1'])} | " + " | ".join(cells[:3]) + f" | {base} | " + \
-        " | ".join(cells[3:]) + " |"
+    base = " / ".join(fmt_num(b[m].mean() * scale, scale) for m, scale in each)
+    k = len(each)
+    return f"| {name} | {len(a['top1'])} | " + " | ".join(cells[:k]) + f" | {base} | " + \
+        " | ".join(cells[k:]) + " |"
 
 
 def fmt_num(x: float, scale: int) -> str:
@@ -211,8 +227,10 @@ def table(tasks: list, new: dict, old: dict) -> list[str]:
     groups["whole words"] = [k for k, t in enumerate(tasks) if t.whole_word]
     groups["all"] = list(range(len(tasks)))
     a, b = scores(tasks, new), scores(tasks, old)
-    lines = ["| supplements | n | top-1 % | top-10 % | CER | baseline top-1 / top-10 / CER "
-             "| Δ top-1 | Δ top-10 | Δ CER |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    heads = [("top-" + m[3:] + " %") if m != "cer" else "CER" for m in MEASURES]
+    lines = ["| supplements | n | " + " | ".join(heads) + " | baseline " + " / ".join(
+        h.rstrip(" %") for h in heads) + " | " + " | ".join(f"Δ {h.rstrip(' %')}" for h in heads)
+        + " |", "|---|---:|" + "---:|" * (2 * len(heads) + 1)]
     for name, idx in groups.items():
         pick = lambda s: {m: v[idx] for m, v in s.items()}  # noqa: E731
         lines.append(row(name, pick(a), pick(b)))
@@ -252,10 +270,23 @@ def main() -> None:
                     help="a shapes.safetensors to give the model instead of its own")
     ap.add_argument("--rerank", default=None, choices=RERANKS,
                     help="how the beam's completions are reranked (default: the model's, off)")
+    ap.add_argument("--top-k", type=int, default=10, choices=(10, 20),
+                    help="restorations kept per supplement (20: a top-20 column; give --beam 20)")
+    ap.add_argument("--scorer", default=None, help="the new model's beam scorer (hcb, standard; "
+                    "default the model's); --baseline-scorer the baseline's")
+    ap.add_argument("--baseline-scorer", default=None)
+    ap.add_argument("--fold-uv", action="store_true",
+                    help="compare u and v as one letter (Latin: the stone has V for both)")
     ap.add_argument("--baseline-name", default=None,
                     help="the baseline's cache name (default: from --baseline and "
                     "--baseline-memory; decoded without reranking)")
     args = ap.parse_args()
+    global FOLD, MEASURES
+    if args.fold_uv:
+        from infill.data.latin import fold_uv
+        FOLD = fold_uv
+    if args.top_k == 20:
+        MEASURES = ("top1", "top10", "top20", "cer")
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = chosen_tasks(args.split, args.per_class, args.corpus)
@@ -266,17 +297,21 @@ def main() -> None:
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{part}.jsonl",
                   args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
-                  args.shapes, args.rerank)
+                  args.shapes, args.rerank, args.top_k, args.scorer)
     old_name = args.baseline_name or tag(args.baseline, args.baseline_memory)
     old = restore(args.baseline, args.baseline_memory, tasks,
-                  args.out / f"{old_name}.{part}.jsonl", args.beam, rerank="off")
+                  args.out / f"{old_name}.{part}.jsonl", args.beam, rerank="off",
+                  top_k=args.top_k, scorer=args.baseline_scorer)
     against = f"`{args.baseline}` (memory {args.baseline_memory})" if args.baseline_name is None \
         else f"the cached `{args.baseline_name}`"
     rerank = args.rerank or "the model's"
+    scorers = f"scorer {args.scorer or 'the default'} against " \
+        f"{args.baseline_scorer or 'the default'}"
     corpus = "IOSPE" if args.corpus == "iospe" else args.corpus
     print(f"`{args.model}` (memory {args.memory}, rerank {rerank}) "
           f"against {against}, not reranked: {len(tasks)} editors' supplements of 1-10 letters, "
-          f"{corpus} {args.split} split, beam {args.beam}, standard left-to-right; 95% bootstrap "
+          f"{corpus} {args.split} split, beam {args.beam}, {scorers}, "
+          "left-to-right; 95% bootstrap "
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))
     if args.per_class:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infill.data.epidoc import Edition, read_edition
-from infill.data.greek import normalize
+from infill.data.greek import GREEK, normalize
 from infill.data.parts import PARTS, split_indices
 from infill.errors import ConfigError, InputError
 
@@ -103,7 +103,7 @@ def supplement_tasks(edition: Edition, lengths: set[int] | None = None) -> list[
             continue
         r = edition.render(lambda x, k=lac.index: "restore" if x.index == k else "missing")
         (_, start, end), = r.restore
-        gold = normalize(lac.editor, symbols=False)
+        gold = normalize(lac.editor, symbols=False, alphabet=edition.alphabet or GREEK)
         if len(gold) != end - start:
             continue
         whole = (start == 0 or r.text[start - 1] == " ") and \
