@@ -40,7 +40,9 @@ decode_options = stack(
     click.option("--sample", "sample_alias", type=click.Choice(SAMPLERS), default=None,
                  hidden=True, callback=deprecated("--sample", "--sampling")),
     _decode("temperature", type=temperature_type()),
-    _decode("top_p"))
+    _decode("top_p"),
+    _decode("unknown_max_length"),
+    _decode("length_penalty"))
 
 
 def decode_config(sample_alias=None, **params) -> DecodeConfig:

@@ -58,6 +58,9 @@ class DecodeConfig(Request):
     temperature   -- sampling temperature (``sampling="temperature"``)
     top_p         -- nucleus mass (``sampling="nucleus"``)
     seed          -- seeds every draw; an input's draws depend only on (seed, the input)
+    unknown_max_length, length_penalty -- Aeneas's own search (any-order, standard, on an Aeneas
+                     model): the characters all ``#`` lacunae restore at most, and the exponent
+                     of its ranking key log-prob / (1 + decisions) ** length_penalty
     joint_size, ag_iterations -- the AG decoder's candidate grid K and iterations
     """
 
@@ -91,9 +94,18 @@ class DecodeConfig(Request):
                                   "beam search.", choices=lambda: SAMPLERS, optional=True,
                                   what="sampling method")
     temperature: float = temperature_option(1.0, "Sampling temperature "
-                                            "(sampling='temperature').", "sampling temperature")
+                                            "(sampling='temperature'); in Aeneas's own search, "
+                                            "the temperature of its character distribution.",
+                                            "sampling temperature")
     top_p: float = option(0.9, float, "Nucleus mass (sampling='nucleus').", low=0, low_open=True,
                           high=1, what="top-p")
+    unknown_max_length: int = option(20, int, "Aeneas's own search: the most characters all "
+                                     "lacunae of unknown length (#) of a text restore together "
+                                     "(Aeneas's unk_restoration_max_len).", low=1, high=20,
+                                     what="unknown-length maximum")
+    length_penalty: float = option(1.0, float, "Aeneas's own search: hypotheses are ranked by "
+                                   "log-probability / (1 + decisions) ** this (Aeneas's "
+                                   "a_penalty).", low=0, high=10, what="length penalty")
     seed: int = seed_option()
     joint_size: int = option(50, int, "AG: candidate tokens per position (K).", low=1,
                              what="joint size")

@@ -152,10 +152,14 @@ def _folder(model) -> tuple[Path | None, str]:
 
 
 def recommendation(model) -> Recommendation:
-    """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``;
+    """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``,
+    or the one a loaded model carries itself (``recommends``: an Aeneas checkpoint's own search);
     :data:`LIBRARY_DEFAULTS` when it records none. A malformed file is a :class:`ModelLoadError`."""
     from infill.config import ORDERS, SCORERS
     from infill.data.files import read_json
+    own = getattr(model, "recommends", None)
+    if isinstance(own, dict):
+        return Recommendation(**own, source=str(getattr(model, "name", "the model")))
     folder, label = _folder(model)
     path = None if folder is None else folder / DEFAULTS_FILE
     if path is None or not path.is_file():

@@ -24,6 +24,7 @@ from infill.decoding.letters import apply_letters
 from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.filling.decoders import DECODERS, run_decoder
+from infill.filling import own_search
 from infill.filling.defaults import Defaults
 from infill.filling.request import FillRequest
 from infill.filling.results import Completion, FillResult, complete
@@ -49,6 +50,8 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defa
     lengths = _fill_lengths(model, gap, config, request.length_score)
     results = [FillResult(t, [], defaults=defaults, config=config, gap=gap,
                           letters=getattr(request, "letters", None)) for t in texts]
+    if own_search.applies(model, config):          # Aeneas: its search, '#' lacunae too
+        return own_search.fill_own(model, texts, request, results, _raise)
     jobs, found = _plan_jobs(model, texts, lengths, request.marker, request.window, config,
                              results, _raise, letters=getattr(request, "letters", None))
     if not jobs:

@@ -56,6 +56,7 @@ __all__ = ["ALPHABETS", "Alphabet", "AeneasConfig", "AeneasNet", "AeneasMaskedLM
 PAD, SOS, UNK, SPACE, MISSING, UNKNOWN_LENGTH = range(6)
 SPECIALS = "#<^ -_"
 MAX_SIZE = 2 ** 40
+MIN_TEXT = 25                 # the shortest text Aeneas restores
 RESTORE = "?"                 # one character to restore
 LACUNA = "#"                  # a lacuna of unknown length
 
@@ -113,8 +114,8 @@ def check_alphabet(prepared: str, alphabet: Alphabet) -> None:
     for c in prepared:
         if c not in index and c not in (RESTORE, LACUNA):
             raise InputError(f"character {c!r} is not in Aeneas's {alphabet.language} alphabet "
-                             f"({alphabet.symbols[3:]!r} after lower-casing and dropping "
-                             "accents)")
+                             f"(space, {alphabet.letters}, 0 . - _ after lower-casing and "
+                             "dropping accents)")
 
 
 # ---- the network ----------------------------------------------------------------------------
@@ -406,6 +407,9 @@ class AeneasMaskedLM(MaskedLM):
     supports_logits = True
     unit = "characters"
     mask_in_text = True
+    #: the defaults a fill takes when not chosen (:func:`infill.filling.defaults.recommendation`)
+    recommends = {"scorer": "standard", "order": "any-order",
+                  "why": "Aeneas's own search, which also restores lacunae of unknown length (#)"}
 
     def __init__(self, net: AeneasNet, name: str = "aeneas", device=None, dtype=None):
         self.device = resolve_device(device)
@@ -474,6 +478,10 @@ class AeneasMaskedLM(MaskedLM):
         gap = self.check_gap(gap)
         if not text or not text.strip():
             raise InputError("empty input: nothing to fill")
+        if LACUNA in text:
+            raise InputError("'#' marks a lacuna of unknown length, which only Aeneas's own "
+                             "search restores (order any-order, scorer standard, no sampling)",
+                             field="order")
         parts = re.split("(" + re.escape(marker) + r"|\?+)", text)
         raw, seps = parts[0::2], parts[1::2]
         if not seps:
@@ -481,10 +489,6 @@ class AeneasMaskedLM(MaskedLM):
                              f"{marker!r}: {text[:60]!r}")
         norm = [self.prepared(p, strip=False) for p in raw]
         norm[0], norm[-1] = norm[0].lstrip(), norm[-1].rstrip()
-        if any(LACUNA in p for p in norm):
-            raise InputError("'#' marks a lacuna of unknown length, which only Aeneas's own "
-                             "search restores (order any-order, scorer standard, no sampling)",
-                             field="order")
         index, ids, gaps = self.letters.index, [SOS], []
         for k, piece in enumerate(norm):
             ids += [index[c] for c in piece]
@@ -493,6 +497,32 @@ class AeneasMaskedLM(MaskedLM):
                 gaps.append(list(range(len(ids), len(ids) + n)))
                 ids += [MISSING] * n
         return Encoding(ids, gaps, norm, [])
+
+    def restore_input(self, text: str, gap: int = 1, marker: str = "___"
+                      ) -> tuple[list[int], list[int], list[int]]:
+        """What Aeneas's own search restores in ``text``: (ids, start symbol first; the restore
+        positions; the gap each belongs to). ``?`` is one character (a run of them one gap),
+        ``marker`` ``gap`` of them, ``#`` a lacuna of unknown length (a gap of its own). As in
+        Aeneas, the prepared text must be 25 to 767 characters long."""
+        if not marker:
+            raise InputError("the gap marker must not be empty")
+        text = text.replace(marker, RESTORE * self.check_gap(gap))
+        prepared = self.prepared(text)
+        if not MIN_TEXT <= len(prepared) < self.max_length:
+            raise InputError(f"Aeneas restores texts of {MIN_TEXT} to {self.max_length - 1} "
+                             f"characters (after its text preparation); this one has "
+                             f"{len(prepared)}", field="window")
+        index, ids, positions, gaps = self.letters.index, [SOS], [], []
+        for i, c in enumerate(prepared, 1):
+            if c in (RESTORE, LACUNA):
+                joins = c == RESTORE and prepared[i - 2:i - 1] == RESTORE and i > 1
+                gaps.append(gaps[-1] if joins else len(set(gaps)))
+                positions.append(i)
+            ids.append(index["-" if c == RESTORE else "_" if c == LACUNA else c])
+        if not positions:
+            raise InputError("nothing to restore: mark characters with '?', a lacuna of unknown "
+                             f"length with '#' or a gap with {marker!r}: {text[:60]!r}")
+        return ids, positions, gaps
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         return render_chars(encoding.segments, ["".join(self.letters.symbols[int(t)] for t in toks)
