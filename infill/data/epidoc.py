@@ -438,6 +438,12 @@ class _Reader:
         if self.alphabet.name != "Latin":
             self.element_content(el)
 
+    def on_am(self, el) -> None:
+        """``<am>``: an abbreviation mark. In a Latin edition its letters are the stone's (EDH's
+        ``n<am>n</am>`` for ``nn``, numerorum) and are read; in a Greek one it is dropped."""
+        if self.alphabet.name == "Latin":
+            self.element_content(el)
+
     def on_unclear(self, el) -> None:
         """``<unclear>``: its text; with ``unclear="restore"`` a lacuna of kind ``unclear`` whose
         letters are restored among their look-alikes (not inside a lost supplement, and only

@@ -66,23 +66,25 @@ def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path
     missing = next((p for p in files_of(corpus) if not p.is_file()), None)
     if missing is not None:
         raise InputError(f"corpus file not found: {missing}")
-    if family == "greek":
+    if family in ("greek", "latin"):
+        # here, not at the top: the options read SPLITS off this module without the EpiDoc
+        # reader (start-up)
+        from infill.data.greek import GREEK
+        from infill.data.latin import LATIN
+        alphabet = LATIN if family == "latin" else GREEK
         if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
-            # here, not at the top: the options read SPLITS off this module without the EpiDoc
-            # reader (start-up)
-            from infill.data.greek import GREEK
             from infill.data.inscriptions import mixed_examples
             mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
-                                 int(options.get("inscription_copies", 4)))
-            return ExampleSet(mix.examples, GREEK.decode)
-        return greek_examples(corpus, int(options.get("max_length", 128)))
+                                 int(options.get("inscription_copies", 4)), alphabet)
+            return ExampleSet(mix.examples, alphabet.decode)
+        return greek_examples(corpus, int(options.get("max_length", 128)), alphabet)
     if family == "english":
         return english_examples(corpus, int(options.get("max_length", 128)),
                                 int(options.get("vocab_size", 3000)), Path(workdir) / "tokenizer",
                                 str(options.get("unit", "blocks")))  # recorded since "lines"
     if family == "protein":
         return protein_examples(corpus, int(options.get("max_length", 130)))
-    raise ConfigError(f"unknown family {family!r}; choose english, greek or protein")
+    raise ConfigError(f"unknown family {family!r}; choose english, greek, latin or protein")
 
 
 @dataclass

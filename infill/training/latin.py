@@ -6,16 +6,32 @@ and, with ``--inscriptions DIR`` (EDH unpacked), the training split of the inscr
 inscription as for Greek (:func:`infill.data.inscriptions.iospe_split`, seed 0, 80/10/10). An
 inscription's training text is its edition as the EpiDoc reader reads a Latin edition: editors'
 supplements as text, an abbreviation as the stone cut it (the ``<ex>`` expansion dropped), every
-other lost stretch as ``-``. It writes the same lexicon, phrase, shape and pair memories.
+other lost stretch as ``-``. It writes the same lexicon, phrase, shape and pair memories as the
+Greek family, bounded so that the model ships small (:func:`write_memories`): EDH's 28,000
+training inscriptions are 60 times IOSPE's, and a memory of all of them would be hundreds of MB.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+
 from infill.data.latin import LATIN
-from infill.training.greek import GreekFamily
+from infill.training.greek import PHRASE_CHARS, GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
-__all__ = ["LatinFamily", "train"]
+__all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "LatinFamily", "pruned", "train",
+           "write_memories"]
+
+MEMORY_CHARS = 600_000
+"""Characters of training inscriptions (whole inscriptions, a seeded sample) that the phrase and
+shape memories count."""
+MIN_COUNT = 2
+"""Phrase and shape entries, and word pairs, counted fewer times than this are left out."""
+LEXICON_MIN = 2.0
+"""Words the training examples hold less often than this are left out of the lexicon (a word
+of an inscription weighs its number of packed copies, so only literary hapaxes go)."""
 
 
 class LatinFamily(GreekFamily):
@@ -23,6 +39,66 @@ class LatinFamily(GreekFamily):
 
     name = "latin"
     alphabet = LATIN
+
+    def save_memory(self, out: Path, train: list[list[int]]) -> None:
+        """The memories of :func:`write_memories`: of the training inscriptions, or without
+        them of the first :data:`~infill.training.greek.PHRASE_CHARS` characters of training
+        windows (names are not written: EDH marks none)."""
+        a = self.alphabet
+        if self.mix is not None:
+            texts = self.mix.texts[self.mix.literary:]
+        else:
+            texts, size = [], 0
+            for ex in train:
+                if size >= PHRASE_CHARS:
+                    break
+                texts.append(a.decode(i for i in ex if i < a.n_outputs))
+                size += len(texts[-1])
+        write_memories(Path(out), train, texts, a)
+
+
+def memory_sample(texts: list[str], chars: int = MEMORY_CHARS, seed: int = 0) -> list[str]:
+    """Whole texts in a seeded random order until ``chars`` characters."""
+    out, size = [], 0
+    for i in np.random.default_rng(seed).permutation(len(texts)):
+        if size >= chars:
+            break
+        out.append(texts[i])
+        size += len(texts[i])
+    return out
+
+
+def pruned(memory, min_count: int = MIN_COUNT):
+    """``memory`` (a phrase or shape memory) without the entries counted fewer than
+    ``min_count`` times (its keys stay sorted)."""
+    keep = memory.counts >= min_count
+    memory.keys, memory.tokens, memory.counts = (memory.keys[keep], memory.tokens[keep],
+                                                 memory.counts[keep])
+    return memory
+
+
+def write_memories(out: Path, train: list[list[int]], texts: list[str], alphabet=LATIN,
+                   chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT) -> None:
+    """``out/lexicon.tsv`` (the words of the training examples ``train`` held at least
+    :data:`LEXICON_MIN` times), ``phrases.safetensors`` and ``shapes.safetensors`` (of a
+    seeded sample of ``chars`` characters of ``texts``, entries counted ``min_count`` times
+    or more) and ``pairs.tsv`` (the word pairs of all ``texts`` seen ``min_count`` times or
+    more)."""
+    from infill.data.greek import word_weights
+    from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
+    from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
+                                       pair_counts)
+    from infill.models.shapes import SHAPES_FILE, build_shapes
+
+    a = alphabet
+    weights = word_weights((a.decode(ex) for ex in train), a)
+    build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, a,
+                  LEXICON_BETA).save(out / LEXICON_FILE, a)
+    sample = memory_sample(texts, chars)
+    pruned(build_phrases(sample, a), min_count).save(out / PHRASES_FILE, a)
+    pruned(build_shapes(sample, a), min_count).save(out / SHAPES_FILE, a)
+    pairs = {k: v for k, v in pair_counts(texts, a).items() if v >= min_count}
+    build_pairs(pairs, a, None).save(out / PAIRS_FILE, a)
 
 
 def train(corpus: str | tuple[str, ...], config: TrainConfig, **model_options) -> TrainResult:

@@ -1,0 +1,145 @@
+"""Latin editions (issue 49): the Latin alphabet, EDH's EpiDoc as the Latin model reads it (the
+stone's letters: expansions dropped, the conversion's leftovers handled), Leiden expansions, and
+an edition in the other alphabet refused in one line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from infill.data.epidoc import read_edition
+from infill.data.epidoc_corpus import supplement_tasks
+from infill.data.greek import GREEK, Alphabet, normalize
+from infill.data.inscriptions import inscription_text
+from infill.data.latin import LATIN, alphabet_for, fold_uv, script_of, stone_text
+from infill.data.leiden import convert
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "latin"
+
+
+def edition(name: str):
+    return read_edition(FIXTURES / f"{name}.xml")
+
+
+def test_latin_alphabet_is_aeneas_letters_with_j_read_as_i():
+    assert LATIN.letters == "abcdefghiklmnopqrstuvxyz"
+    assert normalize("Iulius Jānuarius, VIXIT", alphabet=LATIN) == "iulius ianuarius, vixit"
+    assert normalize("Wx 12", alphabet=LATIN, unknown=True) == "^x 00"   # w is no Latin letter
+    # Greek is untouched by the Latin variants: j and Latin letters stay unknown there
+    assert normalize("jα", unknown=True) == "^α"
+    assert Alphabet.from_dict(LATIN.to_dict()).to_dict() == LATIN.to_dict()
+    assert "variants" not in GREEK.to_dict() and "name" not in GREEK.to_dict()
+
+
+def test_u_and_v_are_one_letter_when_compared():
+    assert fold_uv("vixit") == fold_uv("uixit") == "uixit"
+
+
+def test_language_then_script_picks_the_alphabet():
+    assert alphabet_for("la") is LATIN and alphabet_for("grc", "abc") is GREEK
+    assert alphabet_for(None, "Dis Manibus") is LATIN and alphabet_for(None, "θεοῖς") is GREEK
+    assert script_of("D M καὶ θεοῖς") == "greek" and script_of("123") is None
+
+
+def test_stone_text_drops_a_latin_expansion_only():
+    assert stone_text("co(n)s(ulibus) d(is) m(anibus)", LATIN) == "cos d m"
+    assert stone_text("(ἔτους) α", GREEK) == "(ἔτους) α"
+
+
+def test_edh_edition_reads_the_stones_letters():
+    ed = edition("HD000013")
+    assert ed.alphabet is LATIN
+    assert ed.text() == ("D M Salbiae Impetratae coniugi piae bene merenti quae vixit an XXXXII "
+                         "m --- d XVIII Lollius Herodianus fecit")
+    assert [lac.editor for lac in ed.supplements] == ["ae", "enti", "ia"]
+
+
+def test_expansions_inside_supplements_are_not_counted():
+    ed = edition("HD000038")
+    # [s(acrum)] is the letter s; [s(it) t(ibi) t(erra) l(evis)] six letters and spaces; the
+    # <am> of n<am>n</am> (numerorum) is on the stone
+    assert [(lac.editor, lac.length) for lac in ed.supplements] == \
+        [("s", 1), ("pia", 3), ("s e s t t l", 11)]
+    assert ed.text(hide_supplied=True) == "D M ? Calpurnia --- nn XX ---??? in suis h ???????????"
+    assert inscription_text(ed) == "d m s calpurnia --- nn xx ---pia in suis h s e s t t l"
+    tasks = supplement_tasks(ed)
+    assert [t.gold for t in tasks] == ["s", "pia", "s e s t t l"]
+
+
+def test_flattened_expansion_and_sign_are_dropped():
+    ed = edition("HD000109")
+    assert "p CXXXII | cum inauribus" in ed.text()       # |(unciarum duarum semunciae)
+    assert "unciarum" not in ed.text()
+    assert "cxxxii ^ cum" in inscription_text(ed)         # the sign: unknown, not a letter
+
+
+def test_lost_line_supplement_with_gap_and_split_expansion():
+    ed = edition("HD073586")
+    assert ed.text() == "--- ---ne et---cos"              # co(n)s(ulibus) across <certainty>
+    assert [lac.editor for lac in ed.supplements] == ["t", "cos"]
+    assert "a lost supplement holding a <gap> was read as missing text (1x)" in ed.notes
+
+
+def test_raw_leiden_dashes_in_a_latin_edition_are_lost_text():
+    xml = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+           'xml:lang="la"><ab>------ Cae]cilia <supplied reason="lost">---? Se</supplied>'
+           'cunda min(iensium)</ab></div></body></text></TEI>')
+    ed = read_edition("x.xml", xml)
+    # the raw ']' stays as the edition has it (the normalizer drops it); the supplement holding
+    # '---' is missing text (no task), and the expansion in parentheses is not read
+    assert ed.text() == "--- Cae]cilia ---cunda min"
+    assert ed.supplements == []
+
+
+def test_leiden_keeps_a_latin_expansion_for_the_output():
+    assert convert("D(is) M(anibus) [....] felici").text == "D(is) M(anibus) ???? felici"
+    assert convert("[co(n)s(ulibus)] [---]").text == "co(n)s(ulibus) ---"
+    assert convert("ἀγαθῆι (ἔτους) [..]").text == "ἀγαθῆι ἔτους ??"   # Greek as before
+
+
+@pytest.fixture(scope="module")
+def latin_char_dir(tmp_path_factory):
+    """A tiny random character model in the Latin alphabet."""
+    from infill.models.char import CharConfig, CharTransformer, save_char
+
+    torch.manual_seed(5)
+    config = CharConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_length=48,
+                        n_inputs=len(LATIN), n_outputs=LATIN.n_outputs, pad_id=LATIN.pad_id)
+    model = CharTransformer(config, None, LATIN)
+    return str(save_char(model.eval(), tmp_path_factory.mktemp("latin-char") / "m", LATIN,
+                         dtype=torch.float32))
+
+
+def test_latin_model_reads_the_stone_and_shows_the_expansion(latin_char_dir):
+    import infill
+
+    model = infill.load_model(latin_char_dir, device="cpu")
+    assert model.alphabet.to_dict() == LATIN.to_dict()
+    enc = model.encode("D(is) M(anibus) ??? felici")
+    assert model.alphabet.decode(enc.input_ids) == "d m ??? felici"
+    out = infill.fill(model, "D(is) M(anibus) ??? felici", top_k=1)[0][0]
+    assert out.text.startswith("D(is) M(anibus) ") and out.text.endswith(" felici")
+    assert all(c in LATIN.letters + " " for c in "".join(out.fills))
+
+
+def test_edition_in_the_other_alphabet_is_one_line(runner_free_model_pair):
+    latin_model, greek_model = runner_free_model_pair
+    from infill.epigraphy import _check_language
+    from infill.errors import InputError
+
+    with pytest.raises(InputError, match=r"in 'la' \(xml:lang\), so Latin; .* restores Greek"):
+        _check_language(edition("HD000013"), greek_model)
+    greek = read_edition("g.xml", '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div '
+                         'type="edition" xml:lang="grc"><ab>καὶ</ab></div></body></text></TEI>')
+    with pytest.raises(InputError, match=r"in 'grc' \(xml:lang\), so Greek; .* restores Latin"):
+        _check_language(greek, latin_model)
+    _check_language(edition("HD000013"), latin_model)     # its own: no error
+
+
+@pytest.fixture
+def runner_free_model_pair(latin_char_dir, greek_char_dir):
+    import infill
+
+    return (infill.load_model(latin_char_dir, device="cpu"),
+            infill.load_model(greek_char_dir, device="cpu"))
