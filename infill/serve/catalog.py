@@ -21,10 +21,14 @@ NOT_SERVABLE = "infill models download"   # status prefix of named models not fe
 
 
 def family_of(model: MaskedLM) -> str:
-    """The family of a loaded model: greek (character models), protein, or text."""
+    """The family of a loaded model: greek (character models), latin (Aeneas's Latin model),
+    protein, or text."""
+    from infill.models.aeneas import AeneasMaskedLM
     from infill.models.char import CharMaskedLM
     from infill.models.ithaca import IthacaMaskedLM
     from infill.models.protein import ProteinMLM
+    if isinstance(model, AeneasMaskedLM):
+        return "latin" if model.language == "Latin" else "greek"
     if isinstance(model, (CharMaskedLM, IthacaMaskedLM)):
         return "greek"
     if isinstance(model, ProteinMLM):
