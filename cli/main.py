@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample": ("sample:sample", "Sample fills for each gap marker in TEXT by Metropolis\u2013Hastings "
                                 "on the model's energy."),
     "serve": ("serve:serve", "Serve the workbench page and the JSON API on HOST:PORT."),
-    "train": ("train:train", "Train a FAMILY (english, greek, protein) masked LM on CORPUS."),
+    "train": ("train:train", "Train a FAMILY (english, greek, latin, protein) masked LM on CORPUS."),
 }
 """Each command: where it lives (``module:attribute`` in this package) and its one-line help
 (the first sentence of its docstring; a test checks they agree). A command's module is imported

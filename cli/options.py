@@ -200,7 +200,7 @@ examples_option = click.option("--examples", "-n", "examples", type=click.IntRan
 
 data_option = click.option("--data-dir", "--data-root", "data_root",
                            type=SafePath(file_okay=False), default=None,
-                           help="Folder of the named corpora (english, greek, protein) "
+                           help="Folder of the named corpora (english, greek, latin, protein) "
                                 "[default: $INFILL_DATA, else ../shared/data of a checkout].")
 
 

@@ -1,4 +1,4 @@
-"""``infill train``: train a small masked LM (english / greek / protein) with the shared loop.
+"""``infill train``: train a small masked LM (english / greek / latin / protein) with the shared loop.
 
 Its options are the fields of :class:`~infill.training.request.TrainRequest` and
 :class:`~infill.training.request.ModelOptions` (``field_option``); ``--progress``, ``--device``
@@ -53,7 +53,7 @@ def train_options(fn):
 @json_option
 @clean_errors
 def train(family, corpus, data_root, as_json, **params):
-    """Train a FAMILY (english, greek, protein) masked LM on CORPUS.
+    """Train a FAMILY (english, greek, latin, protein) masked LM on CORPUS.
 
     CORPUS defaults to the family's named corpus under --data-dir ($INFILL_DATA, else
     ../shared/data of a checkout). The final model in --out loads with `infill run --model DIR`
