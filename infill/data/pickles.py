@@ -1,4 +1,4 @@
-"""Reading a pickle without running it: how JAX checkpoints such as Ithaca's and Aeneas's are saved.
+"""Reading a pickle without running it: how JAX checkpoints (Ithaca's, Aeneas's) are saved.
 
 :func:`read_pickle_file` unpickles with an allow-list (numpy arrays, scalars and dtypes, flax's
 FrozenDict and AxisMetadata, jax Arrays rebuilt from numpy, plain containers); any other global is refused before

@@ -48,14 +48,13 @@ from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.flax_checkpoint import (LayerNorm, checked_params, read_checkpoint, short,
-                                           torch_weights)
+                                           size, torch_weights)
 
 __all__ = ["ALPHABETS", "Alphabet", "AeneasConfig", "AeneasNet", "AeneasMaskedLM", "prepare",
            "load_aeneas_checkpoint", "describe_checkpoint"]
 
 PAD, SOS, UNK, SPACE, MISSING, UNKNOWN_LENGTH = range(6)
 SPECIALS = "#<^ -_"
-MAX_SIZE = 2 ** 40
 MIN_TEXT = 25                 # the shortest text Aeneas restores
 RESTORE = "?"                 # one character to restore
 LACUNA = "#"                  # a lacuna of unknown length
@@ -151,14 +150,7 @@ class AeneasConfig:
             if f.name not in d:
                 continue
             v = d[f.name]
-            if f.type == "bool":
-                out[f.name] = bool(v)
-            elif isinstance(v, bool) or not isinstance(v, (int, np.integer)) \
-                    or not 1 <= v <= MAX_SIZE:
-                raise ConfigError(f"model_config {f.name} must be a whole number from 1 to "
-                                  f"{MAX_SIZE:,}, got {short(v)}")
-            else:
-                out[f.name] = int(v)
+            out[f.name] = bool(v) if f.type == "bool" else size(f.name, v)
         config = cls(**out)
         alphabet_for(config.vocab_char_size)
         if config.qkv_dim % 2:

@@ -15,12 +15,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from infill.errors import ModelLoadError
+from infill.errors import ConfigError, ModelLoadError
 
 __all__ = ["LayerNorm", "read_checkpoint", "kind_of", "flatten", "checked_params", "short",
-           "WHAT"]
+           "size", "WHAT", "MAX_SIZE"]
 
 WHAT = "Ithaca/Aeneas checkpoint"
+MAX_SIZE = 2 ** 40
+"""The largest size a ``model_config`` may give (each size is also bounded by memory)."""
 KEYS = ("params", "model_config")
 # the parameter each network has and the other lacks (what tells the two apart)
 MARKS = {"ithaca": "word_embeddings/embedding",
@@ -48,6 +50,16 @@ def short(v) -> str:
     if isinstance(v, (int, np.integer)) and not -10 ** 30 < v < 10 ** 30:
         return f"a number of about 2^{int(v).bit_length()}"
     return repr(v)[:60]
+
+
+def size(name: str, value) -> int:
+    """A ``model_config`` size as an int: a whole number from 1 to :data:`MAX_SIZE`, else a
+    ConfigError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not 1 <= value <= MAX_SIZE:
+        raise ConfigError(f"model_config {name} must be a whole number from 1 to {MAX_SIZE:,}, "
+                          f"got {short(value)}")
+    return int(value)
 
 
 def flatten(tree, prefix: str = "") -> dict:

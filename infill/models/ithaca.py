@@ -49,7 +49,7 @@ from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
-from infill.models.flax_checkpoint import LayerNorm, checked_params, torch_weights
+from infill.models.flax_checkpoint import LayerNorm, checked_params, size, torch_weights
 from infill.models.flax_checkpoint import short as _short
 
 __all__ = ["ALPHABET", "IthacaConfig", "IthacaNet", "IthacaMaskedLM", "prepare", "load_ithaca",
@@ -69,8 +69,6 @@ PAD, SOS, UNK, SPACE, MISSING = range(5)
 INDEX = {c: i for i, c in enumerate(ALPHABET)}
 WORD_CHARS = LETTERS + "0"          # the symbols Python's \w matches
 UNKNOWN_WORD = 2                    # Ithaca's word id for "not a known word"
-MAX_SIZE = 2 ** 40
-"""The largest size a ``model_config`` may give (each size is also bounded by memory)."""
 
 # letter variants with an obvious place in the alphabet (after NFD + lowercase)
 _VARIANTS = {"ϲ": "σ", "ϟ": "ϙ", "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε",
@@ -135,11 +133,8 @@ class IthacaConfig:
         known = {f.name for f in fields(cls)}
         config = cls(**{k: d[k] for k in known if k in d})
         for f in fields(cls):
-            v = getattr(config, f.name)
-            if f.type == "int" and (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                                    or not 1 <= v <= MAX_SIZE):
-                raise ConfigError(f"model_config {f.name} must be a whole number from 1 to "
-                                  f"{MAX_SIZE:,}, got {_short(v)}")
+            if f.type == "int":
+                size(f.name, getattr(config, f.name))
         _check_pattern_fits(config)
         if config.vocab_char_size != len(ALPHABET):
             raise ConfigError(f"model_config vocab_char_size is {config.vocab_char_size}; Ithaca's "
