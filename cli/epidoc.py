@@ -82,6 +82,7 @@ def _table(n: int, r) -> None:
                 f"{item['length']} character{'s' if item['length'] != 1 else ''}")
         click.echo(f"  {where}, {size}{editor}")
         for k, rd in enumerate(item["readings"], 1):
-            mark = "" if rd["accented"] else "  (not a known word: unaccented)"
+            mark = "" if rd["accented"] or not r.accents else \
+                "  (not a known word: unaccented)"
             click.echo(f"    {k:>2}  {rd['prob']:.3f}  {rd['text']}{mark}")
     click.echo()

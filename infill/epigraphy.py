@@ -162,9 +162,12 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
         res.error = str(e).splitlines()[0]
         return res
     res.edition, res.notes = ed, list(ed.notes)
-    res.accents = model is not None and getattr(model, "alphabet", None) is not None
+    # a Greek model's readings are written in the user's script (accents); a Latin one's as read
+    res.accents = model is not None and getattr(getattr(model, "alphabet", None), "name",
+                                                None) == "Greek"
     if ed.lang is None:
-        res.notes.append("the edition has no xml:lang; read as Greek")
+        res.notes.append("the edition has no xml:lang; read as "
+                         f"{ed.alphabet.name if ed.alphabet is not None else 'Greek'} (its script)")
     from infill.decoding.lengths import MAX_VARIANTS   # more combinations: stated lengths
 
     rendered = res.rendered = ed.render(hide_supplied=hide_supplied, marker=MARKER)
