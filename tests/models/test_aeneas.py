@@ -104,8 +104,8 @@ def _reference_logits(flat: dict, ids: np.ndarray, heads: int) -> np.ndarray:
     layers = len({k.split("/")[0] for k in w if k.startswith("encoderblock_")})
     D = w["encoderblock_0/self_attention/query/kernel"].shape[1] // heads
     freq = (1.0 / 10000.0 ** (2 * np.arange(D // 2) / D)).astype(np.float32)
-    ang = (np.arange(T, dtype=np.float32)[:, None] * freq).astype(np.float64)   # float32, as Aeneas
-    cos, sin = np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+    ang = np.arange(T, dtype=np.float32)[:, None] * freq           # float32 tables, as Aeneas's
+    cos, sin = (np.concatenate([f(ang), f(ang)], 1).astype(np.float64) for f in (np.cos, np.sin))
     for i in range(layers):
         b = f"encoderblock_{i}/"
         h = rms(x, b + "pre_self_attention_layer_norm")
@@ -143,7 +143,7 @@ def test_a_767_character_input_matches_a_plain_dense_reference(lang):
     with torch.inference_mode():
         got = lm.model(t, t > 0)["mask"][0].double().numpy()
     assert got.shape == (768, lm.vocab_size)
-    assert np.abs(got - want).max() <= 1e-4
+    assert np.abs(got - want).max() <= 1e-4        # measured 7.0e-5 Latin, 4.2e-5 Greek
 
 
 def test_numpy_and_jax_pickles_hold_the_same_parameters():
