@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import CLIError
 
-__all__ = ["finish"]
+__all__ = ["closing", "finish"]
 
 
 def finish(shard, failed: int | None, total: int, noun: str = "input",
@@ -16,5 +16,14 @@ def finish(shard, failed: int | None, total: int, noun: str = "input",
     if not failed:
         return
     if not shard.main:
+        raise SystemExit(2)
+    closing(failed, total, noun, verb)
+
+
+def closing(failed: int, total: int, noun: str = "input", verb: str = "filled") -> None:
+    """Exit 2 after ``failed`` of ``total`` inputs failed, each already reported on its own
+    ``Error:`` line: with several inputs one closing line counts them; with one, its own line
+    is the only one (never two ``Error:`` lines for one failed input)."""
+    if total <= 1:
         raise SystemExit(2)
     raise CLIError(f"{failed} of {total} {noun}(s) could not be {verb} (see above)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from infill.checking import Reading, layout
+from infill.checking import Reading, bounded, layout
 from infill.data.epidoc import TEI, Atom, Edition, read_edition
 from infill.errors import InputError
 
@@ -138,7 +138,7 @@ def read_edition_for_check(model, path: str, text: str | None = None,
     if not checked:
         raise InputError(f"{path}: nothing to check: the edition preserves no letter")
     shown, spans = layout(model, ids)
-    out.reading = Reading(ids, checked, shown, spans, gaps, list(ed.notes))
+    out.reading = bounded(model, Reading(ids, checked, shown, spans, gaps, list(ed.notes)))
     return out
 
 

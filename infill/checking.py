@@ -31,7 +31,7 @@ from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 from infill.models.base import MaskedLM, pad_batch
 
-__all__ = ["Reading", "PositionCheck", "TextCheck", "read_for_check", "score_rows",
+__all__ = ["Reading", "PositionCheck", "TextCheck", "bounded", "read_for_check", "score_rows",
            "substitution_alphabet", "check_readings"]
 
 
@@ -80,7 +80,30 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
         raise InputError("nothing to check: the text is only gaps, spaces or special tokens"
                          if gaps else "nothing to check: the text has no ordinary token")
     shown, spans = layout(model, ids, gap_shown="?" if model.unit != "tokens" else marker)
-    return Reading(ids, checked, shown, spans, gaps, list(model.input_notes(text)))
+    return bounded(model, Reading(ids, checked, shown, spans, gaps, list(model.input_notes(text))))
+
+
+MAX_CHECK_POSITIONS = 2_000
+"""Checked positions of one input longer than the model (``INFILL_MAX_CHECK_POSITIONS``): each is
+one pass of the model over a full window (builtin:greek, 512 characters: 65 ms on a free CPU
+core, benchmarks/results/check_long_texts.md), so more is refused at once, not left to run for
+many minutes without a word."""
+
+
+def bounded(model: MaskedLM, reading: Reading) -> Reading:
+    """``reading`` unless it is longer than the model and has more than
+    :data:`MAX_CHECK_POSITIONS` (or ``INFILL_MAX_CHECK_POSITIONS``) positions to check:
+    InputError naming the count, the limit and what to do."""
+    from infill.data.files import _env_limit
+
+    limit = _env_limit("INFILL_MAX_CHECK_POSITIONS", MAX_CHECK_POSITIONS)
+    n = len(reading.checked)
+    if n > limit and len(reading.ids) > model.max_length:
+        raise InputError(f"{n:,} positions to check, over the limit of {limit:,} for a text "
+                         f"longer than the model ({model.max_length:,} {model.unit}): each is one "
+                         "pass of the model over a whole window; check the text in parts, or set "
+                         "INFILL_MAX_CHECK_POSITIONS to raise it")
+    return reading
 
 
 def _is_space(model: MaskedLM, token_id: int) -> bool:

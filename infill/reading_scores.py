@@ -189,9 +189,44 @@ def _marker_gaps(model, text: str, marker: str) -> list[bool]:
     return [len(x) != len(y) for x, y in zip(a.gaps, b.gaps)]
 
 
+def unread_characters(model, text: str) -> list[str]:
+    """The distinct characters of a reading that ``model`` would drop without reading them:
+    control and format characters (a bidi override, a zero-width joiner, private use) for every
+    model; for a model with an alphabet also each one its normalization drops (brackets, ``\\``,
+    ``@``, ``*``, apostrophes), accents excepted (they are read off the letter)."""
+    import unicodedata
+
+    alphabet = getattr(model, "alphabet", None)
+    out: dict[str, None] = {}
+    for c in text:
+        if unicodedata.category(c)[0] == "C":
+            out[c] = None
+        elif alphabet is not None and not c.isspace() and not unicodedata.combining(c):
+            from infill.data.greek import normalize
+            if not normalize(c, strip=False, alphabet=alphabet, unknown=True):
+                out[c] = None
+    return list(out)
+
+
+def unread_error(model, text: str, k: int) -> str | None:
+    """The one line refusing reading ``text`` of lacuna ``k`` for the characters ``model``
+    would drop (:func:`unread_characters`), or None: what is shown is what is scored."""
+    bad = unread_characters(model, text)
+    if not bad:
+        return None
+    named = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in bad[:5])
+    hint = " (a '\\|' copied from a Markdown table: type '|')" if "\\" in bad else ""
+    return (f"reading {text!r} of lacuna {k} holds {named}, which {model.name} does not read "
+            f"(it would be dropped, and another text scored than the one shown): remove it{hint}")
+
+
 def _tokens(model, cand: Candidate, k: int, allow_special: bool) -> list[int]:
     """The model's ids of a reading of lacuna ``k`` (1-based); InputError for text the model
-    cannot write there (characters outside its alphabet or vocabulary)."""
+    cannot write there (characters outside its alphabet or vocabulary, or ones it would drop:
+    :func:`unread_error`)."""
+    unread = unread_error(model, cand.text, k)
+    if unread is not None:
+        raise InputError(unread, field="readings")
     if model.input_notes(cand.text):
         raise InputError(f"reading {cand.text!r} of lacuna {k}: {model.input_notes(cand.text)[0]}",
                          field="readings")

@@ -107,9 +107,10 @@ GREEK = Alphabet()
 
 
 def _unknown(c: str) -> bool:
-    """A character with content (a letter, number or symbol: Latin, CJK, emoji, ...) that the
-    alphabet cannot write; punctuation and marks are not content."""
-    return unicodedata.category(c)[0] in "LNS"
+    """A character with content (a letter, number or symbol: Latin, CJK, emoji, ...; a
+    private-use character such as U+E000, whose meaning only its font knows) that the alphabet
+    cannot write; punctuation and marks are not content."""
+    return unicodedata.category(c)[0] in "LNS" or unicodedata.category(c) == "Co"
 
 
 def normalize(text: str, symbols: bool = True, strip: bool = True,

@@ -51,7 +51,9 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
         return load_antibody(name, **kw)
     if name.startswith("builtin:"):
         from infill.data.builtins import builtin_path
-        name = str(builtin_path(name))
+        lm = _load(str(builtin_path(name)), device, dtype, **options)
+        lm.name = name          # messages name builtin:greek, not the folder it lies in
+        return lm
     path = Path(name).expanduser()
     if path.is_file():
         return _load_file(path, name, kw)

@@ -175,18 +175,30 @@ class MaskedLM(ABC):
             raise InputError(f"gap must be a whole number of tokens, got {gap!r}")
         if gap < 1:
             raise InputError(f"gap must be at least 1 token, got {gap}")
-        if gap > self.max_length:
+        if gap > self.max_length - self.n_added():
             raise InputError(f"gap of {gap} tokens is longer than the model's maximum length "
-                             f"{self.max_length}")
+                             f"{self.max_length - self.n_added()} {self.unit}")
         return gap
+
+    def n_added(self) -> int:
+        """How many ids the model adds around every text (a start symbol, ``[CLS]``/``[SEP]``):
+        of :attr:`max_length` ids, a text has the rest -- the length the docs give."""
+        try:
+            return len(list(self.tokenize("")))
+        except Exception:         # a model that cannot tokenize an empty text: count none
+            return 0
 
     def check_length(self, n_ids: int) -> None:
         """:class:`InputError` when ``n_ids`` ids are more than the model reads; its ``field`` is
-        ``window``, the option that reads such an input in context windows instead."""
+        ``window``, the option that reads such an input in context windows instead. The message
+        counts the text's own tokens, as the docs give a model's length (511 characters for
+        builtin:greek, whose 512 ids hold a start symbol)."""
         if n_ids > self.max_length:
+            added = self.n_added()
             raise InputError(
-                f"input is {n_ids} tokens long with its gaps, more than the model's maximum "
-                f"length {self.max_length}; shorten the text or the gap", field="window")
+                f"input is {n_ids - added} {self.unit} long with its gaps, more than the "
+                f"model's maximum length {self.max_length - added} {self.unit}; shorten the text "
+                "or the gap", field="window")
 
     def resolve_pivot(self, pivot: "int | str | None") -> int:
         """A pivot given as id, token string, or None (the model's default) -> id."""

@@ -399,8 +399,9 @@ class CharMaskedLM(MaskedLM):
 
     def input_notes(self, text: str) -> list[str]:
         unknown = unknown_characters(text, self.alphabet)
+        shown = "".join(c if c.isprintable() else f"U+{ord(c):04X} " for c in unknown)
         return [f"characters outside the {self.alphabet.name} alphabet read as unknown ({self.alphabet.unk}): "
-                f"{''.join(unknown)[:40]}"] if unknown else []
+                f"{shown.strip()[:40]}"] if unknown else []
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]

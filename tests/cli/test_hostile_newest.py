@@ -74,3 +74,76 @@ def test_corpus_tiny_binary_is_refused_before_anything_is_written(runner, wheel,
                              str(wheel), "--tiny", str(zeros)])
     one_error(r, "is not a text file")
     assert not (tmp_path / "root").exists()
+
+
+# ---- one Error line per failed input; check on a long text bounded -----------------------------
+@pytest.mark.parametrize("args", [["run", "no gap"], ["check", ""], ["rescore", ""]])
+def test_one_failed_input_is_one_error_line(runner, args):
+    one_error(runner.invoke(main, args))
+
+
+def test_several_inputs_end_with_one_count(runner, tmp_path):
+    f = tmp_path / "in.txt"
+    f.write_text("no gap\nthe ___ sat\n", encoding="utf-8")
+    r = runner.invoke(main, ["run", "--input", str(f)])
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [
+        "Error: input 1: no gap marker '___' (or [MASK]) in input: 'no gap'",
+        "Error: 1 of 2 input(s) could not be filled (see above)"]
+
+
+def test_check_of_a_long_text_is_bounded_at_once(runner, greek_char_dir, monkeypatch):
+    text = "καὶ τῶι δήμωι ἀνέθηκεν " * 10            # 230 characters, the model reads 48
+    monkeypatch.setenv("INFILL_MAX_CHECK_POSITIONS", "150")
+    r = runner.invoke(main, ["check", "--model", greek_char_dir, text])
+    one_error(r, "190 positions to check, over the limit of 150 for a text longer than the "
+                 "model (48 characters)", "INFILL_MAX_CHECK_POSITIONS")
+    monkeypatch.setenv("INFILL_MAX_CHECK_POSITIONS", "190")
+    r = runner.invoke(main, ["check", "--model", greek_char_dir, "--json", text])
+    assert r.exit_code == 0, r.output
+    assert '"checked": 190' in r.stdout and '"windowed": true' in r.stdout
+
+
+# ---- --readings: a character the model would drop is refused, never dropped unseen -------------
+@pytest.mark.parametrize("readings, shown", [
+    ("δήμω\\|δάμω", "'\\\\' (U+005C)"),
+    ("δή[μ]ω|δάμω", "'[' (U+005B), ']' (U+005D)"),
+    ("δήμω|δά@μω", "'@' (U+0040)"),
+    ("δήμω|δάμ*ω", "'*' (U+002A)"),
+    ("δή\u200dμω|δάμω", "'\\u200d' (U+200D)"),
+    ("\u202eωμηδ|δάμω", "'\\u202e' (U+202E)"),
+])
+def test_readings_holding_a_character_the_model_drops(runner, greek_char_dir, readings, shown):
+    r = runner.invoke(main, ["run", "--model", greek_char_dir, "καὶ τῶι [....]ι", "--readings",
+                             readings])
+    line = one_error(r, shown, "does not read (it would be dropped")
+    assert "\u202e" not in line                  # shown escaped: the display is what is scored
+    if "\\" in readings:
+        assert "a '\\|' copied from a Markdown table: type '|'" in line
+
+
+def test_readings_with_accents_are_read(runner, greek_char_dir):
+    r = runner.invoke(main, ["run", "--model", greek_char_dir, "καὶ τῶι [....]ι", "--readings",
+                             "δῆμω|δάμω", "--json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_private_use_character_in_a_text_is_noted(runner, greek_char_dir):
+    r = runner.invoke(main, ["run", "--model", greek_char_dir, "καὶ τ\ue000ῶι [..]ι"])
+    assert r.exit_code == 0, r.output
+    assert "note: input 1: characters outside the Greek alphabet read as unknown (^): U+E000" \
+        in r.stderr
+
+
+def test_errors_name_the_builtin_not_its_folder(runner):
+    r = runner.invoke(main, ["run", "--model", "builtin:greek", "καὶ τῶι [....]ι", "--readings",
+                             "δή@μω|δάμω"])
+    line = one_error(r, "which builtin:greek does not read")
+    assert "data/models" not in line
+
+
+def test_the_length_refused_is_the_length_the_docs_give(runner):
+    r = runner.invoke(main, ["run", "--model", "builtin:greek", "--no-window",
+                             "α" * 520 + "[..]"])
+    one_error(r, "input is 522 characters long with its gaps, more than the model's maximum "
+                 "length 511 characters")

@@ -302,7 +302,7 @@ def test_cli_text_mode_no_window_refuses(bert_dir, hf):
                                    LONG_PAIR])
     assert r.exit_code == 2 and r.stdout == "" and "Traceback" not in r.output
     (line,) = r.stderr.splitlines()
-    assert line.startswith("Error: input is 32 tokens long") and "maximum length 24" in line
+    assert line.startswith("Error: input is 30 tokens long") and "maximum length 22 tokens" in line
     assert "drop --no-window to read it in context windows" in line
     assert _run(["--model", bert_dir, *TEXT_ARGS, "--no-window", PAIR_TEXT]).exit_code == 0
     from infill.errors import InputError

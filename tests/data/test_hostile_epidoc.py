@@ -123,7 +123,7 @@ def test_cli_one_line_exit_2(greek_char_dir, tmp_path, element, message):
     assert r.exit_code == 2 and "Traceback" not in r.output
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("Error:")]
     assert errors[0].startswith(f"Error: {p}: {message}") and len(errors[0]) < 300
-    assert errors[1:] == ["Error: 1 of 1 EpiDoc file(s) could not be restored (see above)"]
+    assert errors[1:] == []                 # one file: its line alone, no closing count
 
 
 def test_cli_malformed_declaration_exit_2(greek_char_dir, tmp_path):
@@ -135,3 +135,54 @@ def test_cli_malformed_declaration_exit_2(greek_char_dir, tmp_path):
     assert [ln for ln in r.stderr.splitlines() if ln.startswith("Error:")][0] == \
         (f"Error: {p}: line 1: malformed XML declaration (expected <?xml version=\"1.0\" "
          "encoding=\"...\" standalone=\"yes|no\"?>, only those attributes)")
+
+
+# ---- <app> readings (--app-readings): what is not scored is said, never dropped (issue 46) ------
+def app(inner: str) -> str:
+    return f'<supplied reason="lost"><app>{inner}</app></supplied>ι'
+
+
+SECOND = '<w>τ<supplied reason="lost"><app><lem>ὸν</lem><rdg>ῶν</rdg></app></supplied></w>'
+
+
+@pytest.mark.parametrize("inner, note", [
+    ("<lem><app><lem>δήμω</lem><rdg>δάμω</rdg></app></lem><rdg>πλήθε</rdg>",
+     "XML line 3: an <app> nested inside a <lem> or <rdg> is not scored"),
+    ("<lem></lem><rdg>δάμω</rdg>",
+     "XML line 3: an <app> whose <lem> holds no letter of the edition's alphabet ('') is no "
+     "lacuna"),
+    ("<lem>dimo</lem><rdg>δάμω</rdg>", "alphabet ('dimo') is no lacuna; not scored"),
+    ("<lem>ςϠ</lem><rdg>ρ</rdg>", "XML line 3: <app> not scored: reading 'ςϠ': characters "
+                                  "outside the Greek alphabet read as unknown (^): Ϡ"),
+])
+def test_an_app_that_cannot_be_scored_is_named_and_the_others_scored(greek_char_dir, tmp_path,
+                                                                      inner, note):
+    p = tmp_path / "x.xml"
+    p.write_text(edition(app(inner)), encoding="utf-8")
+    r = CliRunner().invoke(main, ["run", "--model", greek_char_dir, "--app-readings", str(p)])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    lines = r.stderr.strip().splitlines()
+    assert lines[0].startswith(f"note: {p}: ") and note in lines[0], lines
+    assert lines[-1] == (f"Error: {p}: no <app> with readings inside a lost supplement "
+                         '(<supplied reason="lost">) to score (1 not scored: see the notes)')
+    # with a second <app> that can be scored, only the first is left out
+    p.write_text(edition(app(inner)).replace("τὸν", SECOND), encoding="utf-8")
+    r = CliRunner().invoke(main, ["run", "--model", greek_char_dir, "--app-readings", "--json",
+                                  str(p)])
+    assert r.exit_code == 0, r.output
+    import json
+    out = json.loads(r.stdout)
+    assert [x["text"] for x in out["lacunae"][0]["readings"]] == ["ὸν", "ῶν"]
+    assert any(note in n for n in out["notes"]), out["notes"]
+
+
+def test_an_empty_rdg_is_left_out_with_a_note(greek_char_dir, tmp_path):
+    p = tmp_path / "x.xml"
+    p.write_text(edition(app("<lem>δήμω</lem><rdg>  </rdg><rdg>δάμω</rdg>")), encoding="utf-8")
+    r = CliRunner().invoke(main, ["run", "--model", greek_char_dir, "--app-readings", "--json",
+                                  str(p)])
+    assert r.exit_code == 0, r.output
+    import json
+    out = json.loads(r.stdout)
+    assert [x["text"] for x in out["lacunae"][0]["readings"]] == ["δήμω", "δάμω"]
+    assert "XML line 3: an empty <rdg> was left out" in out["notes"]
