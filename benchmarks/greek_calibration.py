@@ -7,7 +7,8 @@ right when that completion is the editor's supplement. The restorations and thei
 from ``benchmarks/iospe_lengths_report.py``'s caches (``--out``: one row per supplement with its
 ten ``fills`` and ``scores``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
 or an EpiDoc folder); ``--fit`` names the sets T is fitted on (the T in [0.25, 8] of least
-negative log-likelihood of top-1 correctness, on a grid of 0.01), the others are only measured:
+negative log-likelihood of top-1 correctness, averaged over the sets so that each corpus weighs
+the same, on a grid of 0.01), the others are only measured:
 
     OMP_NUM_THREADS=1 python benchmarks/greek_calibration.py \\
         --set IOSPE=iospe:validation:lengths/new.validation.jsonl \\
@@ -66,10 +67,9 @@ def nll(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit(sets: list[tuple[str, list, np.ndarray]]) -> float:
-    """The grid temperature of least NLL over the sets together."""
-    scores = [s for _, ss, _ in sets for s in ss]
-    y = np.concatenate([r for _, _, r in sets])
-    return float(min(GRID, key=lambda t: nll(stated(scores, t), y)))
+    """The grid temperature of least NLL averaged over the sets, each weighing the same (a
+    corpus with more validation supplements does not outvote the other)."""
+    return float(min(GRID, key=lambda t: np.mean([nll(stated(ss, t), y) for _, ss, y in sets])))
 
 
 def diagram(sets, t: float, path: Path) -> None:

@@ -1,7 +1,7 @@
 """builtin:greek's memories fitted on the training split of chosen EpiDoc corpora (issue 48).
 
 The phrase memory, shape memory, word pairs (``write_phrases``) and names (``write_names``) of
-the training inscriptions of one or more folders -- each split by inscription on its own (seed 0,
+the training inscriptions (and, with ``--lexicon-corpus``, a lexicon of them and a literary text) of one or more folders -- each split by inscription on its own (seed 0,
 80/10/10, :func:`infill.data.inscriptions.iospe_split`) -- written into ``--out``, so that
 ``benchmarks/iospe_lengths_report.py --phrases/--shapes/--pairs/--names`` measures them on the
 validation split of either corpus (fit on IOSPE, validate on IAph, and the reverse):
@@ -24,6 +24,20 @@ from infill.data.inscriptions import iospe_split, training_texts
 from infill.training.greek import write_names, write_phrases
 
 
+def write_lexicon(out: Path, corpus: Path, texts: list[str], copies: int) -> None:
+    """``out/lexicon.tsv`` of the literary ``corpus`` (normalized as the model reads it) and
+    the inscriptions' ``texts`` counted ``copies`` times, at the shipped β."""
+    from infill.data.files import read_lines
+    from infill.data.greek import GREEK, normalize, word_weights
+    from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
+
+    weights = word_weights((normalize(line, symbols=False) for line in
+                            read_lines(str(corpus), "corpus")), GREEK)
+    for word, n in word_weights(texts, GREEK).items():
+        weights[word] += copies * n
+    build_lexicon(dict(weights), GREEK, LEXICON_BETA).save(out / LEXICON_FILE, GREEK)
+
+
 def main() -> None:
     """Build the four memories of the training inscriptions of ``--inscriptions``."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -32,6 +46,10 @@ def main() -> None:
     ap.add_argument("--corpus", required=True, type=Path,
                     help="the literary corpus whose capitalised words join the names")
     ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--lexicon-corpus", type=Path, default=None,
+                    help="also write lexicon.tsv: the words of this literary text (once) and "
+                    "of the training inscriptions (--copies times, as the network sees them)")
+    ap.add_argument("--copies", type=int, default=24)
     args = ap.parse_args()
     if any(p.resolve().name == "cretan" for p in args.inscriptions):
         print("error: --inscriptions: greek/cretan is for evaluation only", file=sys.stderr)
@@ -42,6 +60,8 @@ def main() -> None:
     texts = training_texts(files)
     write_phrases(args.out, texts)
     write_names(args.out, files, str(args.corpus))
+    if args.lexicon_corpus is not None:
+        write_lexicon(args.out, args.lexicon_corpus, texts, args.copies)
     print(f"{len(files)} training inscriptions ({sum(map(len, texts))} characters) -> "
           f"{args.out} in {time.perf_counter() - t0:.0f} s")
 
