@@ -82,6 +82,8 @@ _DOTS = ".\u2024"
 _VACAT = re.compile(r"\(\s*vac(?:at|\.)(?:\s*(?:\d+|\?))?\s*\)|\bvac(?:at\b|\.)(?:\s*\d+)?")
 _DOUBT = re.compile(r"\(\s*\?\s*\)")
 _APPROX = re.compile(r"ca?\.\s*(\d+)")
+_APPROX_BARE = re.compile(r"ca?\.\s*\]")        # [c.]: the count left out
+_DECIMAL = re.compile(r"[.,]\d+")                # [c.2.5]: not a whole count
 _EXACT = re.compile(r"[.\u2024](\d+)")
 _SIGLA_CHARS = "[]⟦⟧〚〛()⟨⟩<>{}⸢⸣|‖"
 _SIGLA = re.compile(r"[\[\]⟦⟧〚〛()⟨⟩<>{}⸢⸣|‖]|vac(?:at|\.)")
@@ -247,8 +249,13 @@ class _Scanner:
     def lacuna_item(self, i: int, notes: list[str]) -> int:
         """One item inside square brackets: a count, a dot, a hyphen, a space or text."""
         t = self.text
+        if _APPROX_BARE.match(t, i) and (i == 0 or not t[i - 1].isalpha()):
+            raise self.fail("an approximate lacuna needs its count, as in [c.3]", i)
         m = _APPROX.match(t, i)
         if m and (i == 0 or not t[i - 1].isalpha()):
+            if _DECIMAL.match(t, m.end()):
+                raise self.fail(f"a lacuna count is a whole number of characters, not "
+                                f"{t[i:_DECIMAL.match(t, m.end()).end()]!r}; as in [c.3]", i)
             n = self.count(m.group(1), i)
             if not self.ranged:
                 notes.append(f"approximate lacuna {m.group(0)!r} read as exactly {n} characters")

@@ -89,7 +89,19 @@ def _pct(logq: float) -> str:
 
 
 def _prepared(model, rec: Input, marker: str) -> Input:
-    """The input with Leiden sigla read for a character model (a lacuna at its stated length)."""
+    """The input with Leiden sigla read for a character model (a lacuna at its stated length),
+    and for a model of characters or residues each letter set ``#[...]`` a position to restore:
+    a gap, never checked (with a note), as ``run`` reads it."""
+    from infill.data.letters import has_sets
+    from infill.jobs.inputs import read_letters, reads_letters
+
+    if rec.text is not None and reads_letters(model) and has_sets(rec.text):
+        sets = rec.text.count("#[")
+        [read] = read_letters(model, [rec], marker, leiden=reads_leiden(model))
+        if read.error is None and sets:
+            read = replace(read, letters=None, notes=read.notes + (
+                f"{sets} letter set(s) #[...]: position(s) to restore, not checked",))
+        return read
     if rec.text is None or not reads_leiden(model):
         return rec
     from infill.data.leiden import convert, has_sigla

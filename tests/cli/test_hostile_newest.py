@@ -147,3 +147,29 @@ def test_the_length_refused_is_the_length_the_docs_give(runner):
                              "α" * 520 + "[..]"])
     one_error(r, "input is 522 characters long with its gaps, more than the model's maximum "
                  "length 511 characters")
+
+
+# ---- letter sets in check; approximate lacunae that are not ------------------------------------
+def test_check_reads_a_letter_set_as_a_position_to_restore(runner, greek_char_dir):
+    import json
+    r = runner.invoke(main, ["check", "--model", greek_char_dir, "--json",
+                             "καὶ τῶι #[ηι]#[ηι]μωι"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["shown"] == "και τωι ??μωι" and len(out["gaps"]) == 2
+    assert [p["written"] for p in out["positions"]] == list("καιτωιμωι")   # η, ι never checked
+    assert "2 letter set(s) #[...]: position(s) to restore, not checked" in r.stderr
+    r = runner.invoke(main, ["check", "--model", greek_char_dir, "καὶ τῶι #[ηι"])
+    one_error(r, "letter set at column 9: '#[' is never closed")
+
+
+@pytest.mark.parametrize("siglum, message", [
+    ("[c.2.5]", "a lacuna count is a whole number of characters, not 'c.2.5'"),
+    ("[c.2,5]", "a lacuna count is a whole number of characters, not 'c.2,5'"),
+    ("[c.]", "an approximate lacuna needs its count, as in [c.3]"),
+    ("[ca. ]", "an approximate lacuna needs its count, as in [c.3]"),
+])
+def test_an_approximate_lacuna_without_a_whole_count(runner, greek_char_dir, siglum, message):
+    for command in ("run", "check"):
+        r = runner.invoke(main, [command, "--model", greek_char_dir, f"καὶ {siglum} τῶι"])
+        one_error(r, "malformed Leiden sigla at column 6", message)
