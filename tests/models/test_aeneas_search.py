@@ -120,14 +120,14 @@ def test_beam_200_on_question_marks(lm, keep):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("keep", ["lower", "higher"])
-def test_beam_200_on_lacunae(lm, keep):
-    lang, model = lm
-    name = "default" if keep == "lower" else "default_keep_higher"
-    case = next(c for c in cases(lang) if "predictions" in c["runs"][name] and "#" in c["input"])
-    res = infill.fill_each(model, [case["input"]], top_k=200, config=config(case["runs"][name],
-                                                                              keep))[0]
-    _agree_up_to_ties(res.completions, case["runs"][name])
+def test_beam_200_on_lacunae():
+    """Two '#' and a '?' at Aeneas's default beam (41 steps; about 20 s on one CPU thread; the
+    other beam-200 lacuna runs are in benchmarks/aeneas_parity.py)."""
+    model = infill.load_model(path("greek"), device="cpu")
+    case = cases("greek")[4]
+    res = infill.fill_each(model, [case["input"]], top_k=200,
+                           config=config(case["runs"]["default"], "lower"))[0]
+    _agree_up_to_ties(res.completions, case["runs"]["default"])
 
 
 def test_the_two_merge_rules_differ_on_the_fixture():
