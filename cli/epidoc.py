@@ -20,6 +20,9 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
 
     from infill.epigraphy import epidoc_output, leiden_output, restore_files
 
+    if out is not None and fmt not in FORMATS:
+        raise CLIError("--out writes each file's --output-format epidoc / leiden into a folder; "
+                       f"--output-format {fmt} prints")
     if fmt in FORMATS and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format {fmt} with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")

@@ -169,6 +169,9 @@ def _run_readings(texts, input_file, model: str, lm, epidoc, readings, app_readi
     if hide_supplied:
         raise CLIError("--hide-supplied restores supplements; readings are scored with "
                        "--readings or --app-readings alone")
+    if out is not None and not (app_readings and fmt == "epidoc"):
+        raise CLIError("--out writes files: with --app-readings, --output-format epidoc; "
+                       "readings print a table or --json")
     if app_readings:
         if epidoc is None:
             raise CLIError("--app-readings reads EpiDoc files (TEI XML); for a typed text "

@@ -103,6 +103,9 @@ def epidoc_paths(args: list[str], input_file: str | None = None
     folder (its ``*.xml`` files, sorted), a ``.xml`` file, or a file whose content is TEI."""
     from infill.data.files import input_limit, read_text
 
+    if args and input_file is not None:
+        raise InputError("give inputs either as arguments or with 'input_file', not both",
+                         field="input_file")
     names = list(args) if args else ([input_file] if input_file not in (None, "-") else [])
     if not names or not all(os.path.exists(n) for n in names):
         return None

@@ -52,6 +52,7 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defa
                           letters=getattr(request, "letters", None)) for t in texts]
     if own_search.applies(model, config):          # Aeneas: its search, '#' lacunae too
         return own_search.fill_own(model, texts, request, results, _raise)
+    _check_own_options(config)
     jobs, found = _plan_jobs(model, texts, lengths, request.marker, request.window, config,
                              results, _raise, letters=getattr(request, "letters", None))
     if not jobs:
@@ -68,6 +69,21 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defa
         elif rerank != "off":
             results[i].rerank = rerank
     return results
+
+
+OWN_SEARCH_OPTIONS = ("unknown_max_length", "length_penalty")
+"""The decoding options of a model's own search only (:mod:`infill.filling.own_search`)."""
+
+
+def _check_own_options(config: DecodeConfig) -> None:
+    """ConfigError for an option of a model's own search given to a fill that does not run it
+    (honoured or refused, never dropped)."""
+    defaults = DecodeConfig.fields()
+    for name in OWN_SEARCH_OPTIONS:
+        if getattr(config, name) != defaults[name].default:
+            raise ConfigError(f"'{name}' is an option of Aeneas's own search (an Aeneas model, "
+                              "order any-order, scorer standard); this fill runs infill's "
+                              f"{config.decoder} decoder", field=name)
 
 
 _Job = tuple[tuple[int, int], Encoding, Window, int, int]

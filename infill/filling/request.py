@@ -141,6 +141,7 @@ NOT_FOR: dict[str, dict[str, str]] = {
     "readings": {
         "region": "readings are typed for a text's own lacunae, not an antibody region",
         "batch_size": "readings score the lacunae of one text",
+        "seed": "readings are scored exactly (standard or hcb, no sampling): nothing is drawn",
     },
     "an EpiDoc file's <app> readings": {
         "gap": "each <app>'s readings carry their own lengths",
@@ -150,15 +151,17 @@ NOT_FOR: dict[str, dict[str, str]] = {
         "unclear": "only the <app> lacunae are scored; other letters are read as written",
     },
 }
-"""Per kind of input, the fill options that do not apply to it and why: given (not their
-default), :func:`check_applies` refuses them -- an option is honoured or refused, never
-dropped."""
+"""Per kind of input, the options (fields of :class:`FillRequest` or of its config) that do not
+apply to it and why: given (not their default), :func:`check_applies` refuses them -- an option
+is honoured or refused, never dropped."""
 
 
 def check_applies(request: FillRequest, kind: str) -> None:
-    """:class:`ConfigError` naming the first option of ``request`` that is set (differs from its
-    default) although it does not apply to inputs of ``kind`` (:data:`NOT_FOR`)."""
-    defaults = FillRequest.fields()
+    """:class:`ConfigError` naming the first option of ``request`` (or of its config) that is set
+    (differs from its default) although it does not apply to inputs of ``kind``
+    (:data:`NOT_FOR`)."""
+    defaults = {**DecodeConfig.fields(), **FillRequest.fields()}
     for name, why in NOT_FOR[kind].items():
-        if getattr(request, name) != defaults[name].default:
+        owner = request if name in FillRequest.fields() else request.config
+        if getattr(owner, name) != defaults[name].default:
             raise ConfigError(f"'{name}' does not apply to {kind}: {why}", field=name)

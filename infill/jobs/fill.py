@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infill.config import DecodeConfig
+from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  read_letters, reads_leiden, reads_letters)
 from infill.filling.request import FillRequest, check_gap_text  # noqa: F401 - the job's request
@@ -175,6 +176,10 @@ def prepare(model, inputs: Sequence[Input], request: FillRequest
     and the warnings on the way."""
     warnings: list[tuple[str, str]] = []
     inputs = list(inputs)
+    if request.unclear == "restore" and not reads_letters(model):
+        raise ConfigError("'unclear' restore reads underdotted letters among their look-alikes: "
+                          "a model that fills characters or residues does, this one fills "
+                          "tokens", field="unclear")
     if request.region is not None:
         inputs, warnings = mask_regions(model, inputs, request.region)
     if reads_letters(model):          # letter sets first: Leiden's brackets are read after them
