@@ -80,7 +80,7 @@ class LocalOnly:
         if scope["method"] not in SAFE_METHODS:
             self.check_origin(headers.get("origin"), host, scope.get("scheme", "http"))
             media = headers.get("content-type", "").split(";")[0].strip().lower()
-            if media != JSON_TYPE:
+            if media != JSON_TYPE and scope["method"] == "POST":   # others: the app's 405
                 raise Refused(415, f"the request body must be JSON (Content-Type: {JSON_TYPE}), "
                                    f"not {media or 'undeclared'!r}")
 

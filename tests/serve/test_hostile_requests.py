@@ -1,0 +1,49 @@
+"""Hostile cases of the newest features over HTTP (issue 46): each a 4xx with one line of JSON,
+as the CLI's one ``Error:`` line, or the same answer as the CLI."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+GREEK = "ἔδοξε τῆι βουλῆι καὶ τῶι [....]ι"
+
+
+def one_line(r, status: int, *fragments: str) -> str:
+    assert r.status_code == status, r.text
+    assert list(r.json()) == ["error"], r.text
+    err = r.json()["error"]
+    assert "\n" not in err and "Traceback" not in err
+    for f in fragments:
+        assert f in err, (f, err)
+    return err
+
+
+@pytest.mark.parametrize("method", ["DELETE", "PUT", "PATCH"])
+@pytest.mark.parametrize("headers", [{}, {"Content-Type": "application/json"},
+                                     {"Content-Type": "text/plain"}])
+def test_a_method_no_route_serves_is_405(client, method, headers):
+    r = client.request(method, "/api/fill", content=b'{"text": "a ___"}', headers=headers)
+    one_line(r, 405, "Method Not Allowed")
+
+
+@pytest.mark.parametrize("readings, shown", [("δήμω\\|δάμω", "'\\\\' (U+005C)"),
+                                             ("δήμω|\u202eωμαδ", "'\\u202e' (U+202E)")])
+def test_readings_a_model_would_drop_are_refused(client, readings, shown):
+    r = client.post("/api/readings", json={"text": GREEK, "readings": [readings],
+                                           "model": "builtin:greek"})
+    err = one_line(r, 400, shown, "which builtin:greek does not read")
+    assert "data/models" not in err
+
+
+def test_check_leaves_a_letter_set_unchecked(client):
+    r = client.post("/api/check", json={"text": "καὶ τῶι #[ηι]μωι", "model": "builtin:greek"})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["shown"] == "και τωι ?μωι" and len(out["gaps"]) == 1
+
+
+@pytest.mark.parametrize("siglum", ["[c.2.5]", "[c.]"])
+def test_an_approximate_lacuna_without_a_whole_count_is_400(client, siglum):
+    r = client.post("/api/fill", json={"text": f"καὶ {siglum} τῶι", "model": "builtin:greek"})
+    one_line(r, 400, "malformed Leiden sigla")
