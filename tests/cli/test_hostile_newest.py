@@ -173,3 +173,10 @@ def test_an_approximate_lacuna_without_a_whole_count(runner, greek_char_dir, sig
     for command in ("run", "check"):
         r = runner.invoke(main, [command, "--model", greek_char_dir, f"καὶ {siglum} τῶι"])
         one_error(r, "malformed Leiden sigla at column 6", message)
+
+
+@pytest.mark.parametrize("extra", [[], ["--readings", "cat|dog"]])
+def test_unclear_restore_on_a_model_without_letter_sets(runner, bert_dir, extra):
+    r = runner.invoke(main, ["run", "--model", bert_dir, "--unclear", "restore", *extra,
+                             "the ___ sat"])
+    one_error(r, "--unclear restore reads underdotted letters", "this one fills tokens")
