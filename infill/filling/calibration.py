@@ -1,4 +1,4 @@
-"""Calibrated probabilities (docs/METHODS.md §1.9): the one place a fill's log-scores become the
+"""Calibrated probabilities (docs/METHODS.md §1.10): the one place a fill's log-scores become the
 probabilities a person reads.
 
 A set of alternatives -- the beam's completions of one input, the readings proposed for a text's
