@@ -141,20 +141,24 @@ class GreekFamily(Family):
         :data:`PHRASE_CHARS` characters of training windows."""
         a = self.alphabet
         write_lexicon(Path(out), train, alphabet=a)
-        if self.mix is not None:
-            texts = self.mix.texts[self.mix.literary:]
-        else:
-            texts, size = [], 0
-            for ex in train:
-                if size >= PHRASE_CHARS:
-                    break
-                texts.append(a.decode(i for i in ex if i < a.n_outputs))
-                size += len(texts[-1])
-        write_phrases(Path(out), texts, a)
+        write_phrases(Path(out), self.memory_texts(train), a)
         if self.mix is not None:
             from infill.data.inscriptions import iospe_split
 
             write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus, a)
+
+    def memory_texts(self, train: list[list[int]]) -> list[str]:
+        """The texts the memories count: the training inscriptions (each once), or without
+        them the first :data:`PHRASE_CHARS` characters of the training windows ``train``."""
+        if self.mix is not None:
+            return self.mix.texts[self.mix.literary:]
+        a, texts, size = self.alphabet, [], 0
+        for ex in train:
+            if size >= PHRASE_CHARS:
+                break
+            texts.append(a.decode(i for i in ex if i < a.n_outputs))
+            size += len(texts[-1])
+        return texts
 
     def describe(self) -> dict:
         extra = {} if self.inscriptions is None else {
@@ -201,7 +205,7 @@ def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:
     entries = {(w, "iospe"): float(c) for w, c in training_names(files).items()}
     entries.update({(w, "literary"): float(c) for w, c in
                     literary_names(read_lines(corpus, "corpus")).items()})
-    return save_names(out / NAMES_FILE, entries, GREEK)
+    return save_names(out / NAMES_FILE, entries, alphabet)
 
 
 def init_words(source: str | None, n: int) -> list[str] | None:

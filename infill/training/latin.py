@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from infill.data.latin import LATIN
-from infill.training.greek import PHRASE_CHARS, GreekFamily
+from infill.training.greek import GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
@@ -44,17 +44,7 @@ class LatinFamily(GreekFamily):
         """The memories of :func:`write_memories`: of the training inscriptions, or without
         them of the first :data:`~infill.training.greek.PHRASE_CHARS` characters of training
         windows (names are not written: EDH marks none)."""
-        a = self.alphabet
-        if self.mix is not None:
-            texts = self.mix.texts[self.mix.literary:]
-        else:
-            texts, size = [], 0
-            for ex in train:
-                if size >= PHRASE_CHARS:
-                    break
-                texts.append(a.decode(i for i in ex if i < a.n_outputs))
-                size += len(texts[-1])
-        write_memories(Path(out), train, texts, a)
+        write_memories(Path(out), train, self.memory_texts(train), self.alphabet)
 
 
 def memory_sample(texts: list[str], chars: int = MEMORY_CHARS, seed: int = 0) -> list[str]:
