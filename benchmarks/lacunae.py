@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import infill  # noqa: E402
-from infill import length_ranking as rank_lengths  # noqa: E402
+from infill.filling import length_ranking as rank_lengths  # noqa: E402
 from infill.names import LENGTH_SCORES  # noqa: E402
 from infill.jobs.inputs import Input, read_leiden  # noqa: E402
 

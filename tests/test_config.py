@@ -26,7 +26,7 @@ def test_the_names_are_the_registries_keys():
     registry keyed by its classes' own names must have exactly those keys, in order (the first
     is the default)."""
     from infill.data.corpora import CORPORA
-    from infill import decoders
+    from infill.filling import decoders
     from infill.decoding import orders, scorers
     from infill.names import FAMILIES
     assert SCORERS == tuple(scorers.SCORERS)

@@ -15,7 +15,7 @@ lengths (:data:`LENGTH_SCORES`):
                   terms are what tells a fill that fits its surroundings from one that does
                   not, whatever its length; positions further away (a long inscription) hardly
                   tell fills apart and would cost a forward row each
-                  (:func:`infill.mcmc.energy.near_gaps`);
+                  (:func:`infill.decoding.pll.near_gaps`);
 - ``pll-gap``  -- the same sum over the gap positions only (one row per gap position);
 - ``pll-word`` -- the gap's terms with the later pieces of each term's word masked too
                   (Σ_t log q_t(x_t | x with t and the rest of its word masked); Kauf & Ivanova

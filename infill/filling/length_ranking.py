@@ -75,7 +75,7 @@ def rank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seque
          progress: bool | None = None, base: Sequence[float] | None = None
          ) -> list[tuple[int, float]]:
     """The ``top_k`` best completions by the length score ``kind`` as (index, score), best
-    first, ties in input order -- as sorting every score (:func:`infill.mcmc.energy.length_scores`).
+    first, ties in input order -- as sorting every score (:func:`infill.decoding.pll.length_scores`).
     filled / gaps / scores / chars as there. ``exhaustive``: score every completion in full (the
     reference); ``progress``: a bar of forward rows on stderr (None: when it is a terminal);
     ``base``: a value added to each completion's score (:mod:`infill.filling.reranking`: the beam's)."""
@@ -123,8 +123,8 @@ def _top(indices, values, k: int) -> list[tuple[int, float]]:
 
 def _candidate(model, kind: str, filled: Sequence[int], gaps: Sequence[int]) -> _Candidate:
     """A completion ready to be scored block by block (cut to
-    :data:`infill.mcmc.energy.PLL_REACH` of its gaps)."""
-    from infill.mcmc.energy import near_gaps, scored_positions, word_rests
+    :data:`infill.decoding.pll.PLL_REACH` of its gaps)."""
+    from infill.decoding.pll import near_gaps, scored_positions, word_rests
 
     cut, at = near_gaps(model, [int(t) for t in filled], list(gaps))
     ids = torch.tensor([cut], dtype=torch.long)
@@ -162,7 +162,7 @@ def _order(cand: _Candidate, pilot: _Candidate) -> list[int]:
 
 def _advance(model, cand: _Candidate) -> int:
     """Score the candidate's next block (one forward call); the rows it took."""
-    from infill.mcmc.energy import energy_terms
+    from infill.decoding.pll import energy_terms
 
     block = cand.blocks[cand.done]
     scored = torch.zeros(cand.ids.shape, dtype=torch.bool)

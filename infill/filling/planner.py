@@ -41,8 +41,8 @@ def text_list(texts) -> list:
     return list(texts)
 
 
-def fill_resolved(model: MaskedLM, texts: Sequence[str], request, defaults: Defaults | None = None,
-                  _raise: bool = False) -> list[FillResult]:
+def fill_resolved(model: MaskedLM, texts: Sequence[str], request: FillRequest,
+                  defaults: Defaults | None = None, _raise: bool = False) -> list[FillResult]:
     """:func:`fill_each` with a request already resolved (:func:`resolve_fill`): what the fill
     job runs, each result carrying the request's config and gap."""
     config, top_k, gap = request.config, request.top_k, request.gap

@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from infill.config import DecodeConfig
-from infill.decoding.engine import Hypothesis
 from infill.errors import ConfigError, InputError
 from infill.filling.decoders import run_decoder
 from infill.models.base import MaskedLM

@@ -23,7 +23,7 @@ import torch
 from infill.config import DecodeConfig
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
-from infill.mcmc.energy import score_function, energy_terms, scored_positions
+from infill.decoding.pll import energy_terms, score_function, scored_positions
 from infill.mcmc.kernel import block_sizes, log_acceptance, propose, temperatures
 from infill.models.base import MaskedLM
 from infill.requests import BLOCK_SCHEDULES, INITS, SWEEP_ORDERS, SampleRequest

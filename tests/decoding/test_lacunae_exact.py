@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import infill
-from infill import length_ranking as rank_lengths
+from infill.filling import length_ranking as rank_lengths
 from infill.filling.length_ranking import rank
 
 energy = importlib.import_module("infill.mcmc.energy")
@@ -79,8 +79,9 @@ def test_poor_completions_are_not_scored_in_full(greek_char_dir, monkeypatch):
             filled.append(ids)
             gaps.append(list(enc.positions))
     rows = []
-    real = energy.energy_terms
-    monkeypatch.setattr(energy, "energy_terms",
+    pll = importlib.import_module("infill.decoding.pll")
+    real = pll.energy_terms
+    monkeypatch.setattr(pll, "energy_terms",
                         lambda model, ids, attn, scored, *a: rows.append(int(scored.sum()))
                         or real(model, ids, attn, scored, *a))
     monkeypatch.setattr(rank_lengths, "BLOCK_TOKENS_CPU", 1)     # one row per call

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import infill
-import infill.mcmc.energy  # noqa: F401 (the module whose PLL_REACH a test sets)
+import infill.decoding.pll  # noqa: F401 (the module whose PLL_REACH a test sets)
 from infill.decoding.lengths import MAX_LENGTHS, MAX_VARIANTS, gap_lengths, shorten
 from infill.errors import ConfigError, InputError
 
@@ -154,7 +154,7 @@ def test_a_long_text_is_scored_within_reach_of_its_gaps(greek_char_dir, kind, mo
     """Far from the gap the PLL reads only PLL_REACH tokens each side of it (the leading and
     trailing specials kept): the reference cuts the filled text so and scores it here."""
     PLL_REACH = 6                   # noqa: N806 (the library's reach, made small for this model)
-    monkeypatch.setattr(sys.modules["infill.mcmc.energy"], "PLL_REACH", PLL_REACH)
+    monkeypatch.setattr(sys.modules["infill.decoding.pll"], "PLL_REACH", PLL_REACH)
     m = infill.load_model(greek_char_dir, device="cpu")
     text = "αβγδε ζηθ ικ" + "___" + "λμν ξοπ ρστ"
     got = infill.fill(m, text, gap=(1, 2), top_k=6, beam_size=6, length_score=kind,
