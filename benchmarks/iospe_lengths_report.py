@@ -140,7 +140,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
 def give_names(model, path: Path, mixtures: str) -> None:
     """Give ``model`` the names of ``path`` (a names.tsv), mixed after the word pairs unless
     ``mixtures`` says otherwise, and its lexicon the names it lacks."""
-    from infill.models.names import load_names, with_names
+    from infill.models.proper_names import load_names, with_names
 
     model.names = load_names(path, model.alphabet, model.pairs)
     if not mixtures:

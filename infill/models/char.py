@@ -33,7 +33,7 @@ from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
-from infill.models.names import NAMES_FILE, load_names, with_names
+from infill.models.proper_names import NAMES_FILE, load_names, with_names
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
 
@@ -276,7 +276,7 @@ class CharMaskedLM(MaskedLM):
     With a ``lexicon.tsv`` in its directory, q is the network's mixed with the lexicon's word
     marginals (:mod:`infill.models.lexicon`); with a ``pairs.tsv`` beside it, then with the
     words seen beside a word's neighbours, with a ``names.tsv`` (and ``pairs.tsv``) the names
-    as a class (:mod:`infill.models.names`; loaded, but mixed only while ``"names"`` is in
+    as a class (:mod:`infill.models.proper_names`; loaded, but mixed only while ``"names"`` is in
     :attr:`mixed`), with a ``shapes.safetensors``, the shape memory (the phrase memory over
     the lengths of the words around, :mod:`infill.models.shapes`), and with a
     ``phrases.safetensors``, last with its phrase memory (:mod:`infill.models.phrases`).

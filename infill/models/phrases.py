@@ -33,7 +33,7 @@ training writes them shorter total context first, so the longest has the last wo
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
 data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
-``pairs.tsv``), the names (:mod:`infill.models.names`, the same mechanism over a class) and the
+``pairs.tsv``), the names (:mod:`infill.models.proper_names`, the same mechanism over a class) and the
 shape memory (:mod:`infill.models.shapes`: this memory with its contexts read as the lengths of
 their words, ``keyed="shapes"``, so that lost letters are neighbours too).
 

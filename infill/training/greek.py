@@ -13,7 +13,7 @@ character model's weights where the shapes agree.
 Beside the weights a run writes the lexicon of its training split's words (``lexicon.tsv``,
 :mod:`infill.models.lexicon`) and the phrase memory of its training inscriptions
 (``phrases.safetensors``, :mod:`infill.models.phrases`); with inscriptions, also the names of the
-training editions and the literary corpus (``names.tsv``, :mod:`infill.models.names`).
+training editions and the literary corpus (``names.tsv``, :mod:`infill.models.proper_names`).
 """
 from __future__ import annotations
 
@@ -197,10 +197,10 @@ def write_phrases(out: Path, texts: list[str], alphabet=GREEK) -> Path:
 def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:
     """``out/names.tsv``: the names the editions ``files`` (the training inscriptions) mark,
     source ``iospe``, and the capitalised words of the literary ``corpus``, source ``literary``
-    (:mod:`infill.models.names`), at the weights chosen on the IOSPE validation split."""
+    (:mod:`infill.models.proper_names`), at the weights chosen on the IOSPE validation split."""
     from infill.data.files import read_lines
     from infill.data.inscriptions import training_names
-    from infill.models.names import NAMES_FILE, literary_names, save_names
+    from infill.models.proper_names import NAMES_FILE, literary_names, save_names
 
     entries = {(w, "iospe"): float(c) for w, c in training_names(files).items()}
     entries.update({(w, "literary"): float(c) for w, c in

@@ -1,4 +1,4 @@
-"""Names as a class for whole lost words (infill/models/names.py): the mixture's exact values on a
+"""Names as a class for whole lost words (infill/models/proper_names.py): the mixture's exact values on a
 hand-made example, the names compiled from an EpiDoc edition and from capitalised literary
 words, the file's round trip (a user's line added by hand), corrupt files as one error, and
 `infill train greek --inscriptions` writing names.tsv."""
@@ -15,7 +15,7 @@ from infill.data.inscriptions import edition_names
 from infill.errors import ModelLoadError
 from infill.models.char import CharConfig, CharTransformer, save_char
 from infill.models.lexicon import build_lexicon, word_weights
-from infill.models.names import (NAMES_FILE, build_names, literary_names, load_names, read_names,
+from infill.models.proper_names import (NAMES_FILE, build_names, literary_names, load_names, read_names,
                                  save_names, with_names)
 from infill.models.phrases import PAIRS_FILE, build_pairs, pair_counts
 from infill_cli.main import main
