@@ -63,7 +63,7 @@ def check(texts, model, input_file, view, scores_path, plot_path, out, device, d
     """
     from .ranks import finish
     from infill.parallel import current
-    from infill.runner import load
+    from infill.jobs.sharding import load
 
     request = CheckRequest(window=not no_window, **request_args(CheckRequest, params))
     for path, flag in ((scores_path, "--scores"), (plot_path, "--plot")):

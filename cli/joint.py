@@ -87,7 +87,7 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
     """
     from infill.jobs.joint import joint_corpus
     from infill.parallel import current
-    from infill.runner import load
+    from infill.jobs.sharding import load
 
     aliases = {"examples": n_alias, "top_k": top_alias, "ag_iterations": iterations_alias,
                "pair_scheme": scheme_alias}                 # old spellings, warned of on parse

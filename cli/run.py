@@ -130,7 +130,7 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     from .ranks import finish
     from infill.jobs.fill import fill_inputs
     from infill.parallel import current
-    from infill.runner import load
+    from infill.jobs.sharding import load
 
     shard, fmt = current(), "json" if as_json else fmt
     request = FillRequest(config=decode_config(**params), window=not no_window,

@@ -83,7 +83,7 @@ def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compi
     from .ranks import finish
     from infill.filling.defaults import fixed_gap
     from infill.parallel import current
-    from infill.runner import load
+    from infill.jobs.sharding import load
 
     params = read_aliases(params, ALIASES)
     opts = SampleRequest(**request_args(SampleRequest, params))
@@ -181,7 +181,7 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     from infill.jobs.rescore import rescore_inputs
     from infill.parallel import current
     from infill.progress import progress as progress_bar
-    from infill.runner import load
+    from infill.jobs.sharding import load
 
     shard = current()
     records = io.read_records(tuple(texts), input_file, "text")

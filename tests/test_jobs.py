@@ -18,7 +18,7 @@ from infill.jobs import FillRequest, JointRequest, fill_inputs, pair_joints, sam
 from infill.jobs.inputs import Input, read_leiden, reads_leiden
 from infill.parallel import Shard
 from infill.requests import SampleRequest
-from infill.runner import in_rounds
+from infill.jobs.sharding import in_rounds
 from infill_cli.main import main
 
 TEXTS = ["the ___ sat on the mat.", "no gap in this line", "a ___ and a ___ went out."]

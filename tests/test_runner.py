@@ -1,4 +1,4 @@
-"""infill.runner: inputs cut round robin over ranks, results back in input order on rank 0.
+"""infill.jobs.sharding: inputs cut round robin over ranks, results back in input order on rank 0.
 
 Two ranks are simulated in one process: a shard whose ``gather`` hands rank 0 what every rank
 computed (the real gather is torch.distributed's; 2-process runs are in
@@ -12,7 +12,7 @@ import pytest
 
 from infill.errors import ConfigError
 from infill.parallel import Shard
-from infill.runner import over_batches, over_inputs
+from infill.jobs.sharding import over_batches, over_inputs
 
 
 @dataclass(frozen=True)

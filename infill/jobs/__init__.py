@@ -9,7 +9,7 @@ their own JSON; the front ends (``infill run``, ``joint``, ``sample``, ``rescore
 - :func:`infill.jobs.check.check` (``infill check``, ``infill.check``): doubtful readings
   flagged (imported from its module: the name is the module's).
 
-Loading, torchrun sharding and per-input errors go through :mod:`infill.runner`.
+Loading, torchrun sharding and per-input errors go through :mod:`infill.jobs.sharding`.
 """
 from infill.lazy import lazy_exports
 

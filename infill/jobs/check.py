@@ -120,7 +120,7 @@ def check(model, inputs: Iterable, request: CheckRequest | None = None, *,
     only). An input that cannot be checked gets its error; the others go on. Rank 0 gets every
     :class:`InputCheck` in input order, the other torchrun ranks None."""
     from infill.filling.defaults import fixed_gap
-    from infill.runner import over_batches
+    from infill.jobs.sharding import over_batches
 
     request = CheckRequest.from_options(request, **options)
     gap = fixed_gap(None, model)[0]

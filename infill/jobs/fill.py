@@ -116,7 +116,7 @@ class FillRun:
     def decoded(self) -> Iterator[list[InputFill]]:
         """Each batch's fills as soon as its round of torchrun ranks is done (rank r decodes
         batches r, r + N, ...), in input order on rank 0."""
-        from infill.runner import in_rounds
+        from infill.jobs.sharding import in_rounds
         batches = self.batches()
         yield from in_rounds(batches, self._decode, self.shard)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
 from infill.requests import RescoreRequest
-from infill.runner import over_batches
+from infill.jobs.sharding import over_batches
 
 __all__ = ["ScoredText", "Ranking", "rescore_inputs"]
 

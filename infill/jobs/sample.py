@@ -15,7 +15,7 @@ from infill.errors import InfillError
 from infill.jobs.inputs import Input, Outcome, as_inputs
 from infill.parallel import Shard
 from infill.requests import SampleRequest
-from infill.runner import over_inputs
+from infill.jobs.sharding import over_inputs
 
 __all__ = ["InputSample", "sample_inputs"]
 

@@ -131,9 +131,9 @@ def observed(monkeypatch):
     """What a run did besides printing: how many decodes (``fill_resolved`` calls) and the
     options the model was loaded with (``--compile`` recorded, not compiled: too slow)."""
     import infill.filling.planner
-    import infill.runner
+    import infill.jobs.sharding
     seen = {"calls": 0, "load": None}
-    fill, load = infill.filling.planner.fill_resolved, infill.runner.load
+    fill, load = infill.filling.planner.fill_resolved, infill.jobs.sharding.load
 
     def counting(*a, **k):
         seen["calls"] += 1
@@ -145,7 +145,7 @@ def observed(monkeypatch):
         return load(name, device, shard, **options)
 
     monkeypatch.setattr(infill.filling.planner, "fill_resolved", counting)
-    monkeypatch.setattr(infill.runner, "load", loading)
+    monkeypatch.setattr(infill.jobs.sharding, "load", loading)
     return seen
 
 

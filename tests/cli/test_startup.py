@@ -12,7 +12,7 @@ from infill_cli.main import COMMANDS, main
 
 HEAVY = ("torch", "transformers")
 MACHINERY = ("numpy", "pickle", "json", "infill.decoding.scorers", "infill.decoding.orders",
-             "infill.decoding.selectors", "infill.decoding.engine", "infill.api", "infill.runner",
+             "infill.decoding.selectors", "infill.decoding.engine", "infill.api", "infill.jobs.sharding",
              "infill.filling.defaults", "infill.jobs.sample", "infill.jobs.rescore")
 """What a command's help needs none of: the options are read off the request types and the
 registries' names (infill.config), not the machinery behind them."""
