@@ -12,7 +12,7 @@ __all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KE
            "LENGTH_SCORES", "LENGTH_BEAMS", "RERANKS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
-"""Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORERS`)."""
+"""Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORER_CLASSES`)."""
 ORDERS = ("left-to-right", "best-to-worst", "any-order")
 """Which gap position(s) a hypothesis fills next (SPEC §1 "Order";
 :mod:`infill.decoding.orders`)."""

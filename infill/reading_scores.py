@@ -49,7 +49,7 @@ MAX_ANY_ORDER_ROWS = 2 ** 17
 """any-order: forward rows (2^n per combination of n positions) one text's readings may take."""
 SEPARATOR = "|"
 """Between the readings of one lacuna as typed (``--readings 'δήμω|δήμο'``)."""
-SCORERS = ("standard", "hcb")
+READING_SCORERS = ("standard", "hcb")
 
 
 @dataclass(frozen=True)
@@ -318,7 +318,7 @@ def check_config(config) -> None:
         raise ConfigError("readings are scored under beam search's rules: use the beam decoder "
                           "(no sampling)", field="decoder" if config.decoder != "beam"
                           else "sampling")
-    if config.scorer_name not in SCORERS:
+    if config.scorer_name not in READING_SCORERS:
         raise ConfigError(f"readings are scored with the standard or hcb scorer, not "
                           f"{config.scorer_name!r}", field="scorer")
 

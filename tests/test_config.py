@@ -29,7 +29,7 @@ def test_the_names_are_the_registries_keys():
     from infill.filling import decoders
     from infill.decoding import orders, scorers
     from infill.names import FAMILIES
-    assert SCORERS == tuple(scorers.SCORERS)
+    assert SCORERS == tuple(scorers.SCORER_CLASSES)
     assert ORDERS == tuple(orders.ORDERS)
     assert DECODERS == tuple(decoders.DECODERS)
     assert FAMILIES == tuple(CORPORA)

@@ -29,7 +29,7 @@ from infill.bench.gaps import Example, derive_seed
 from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
 from infill.bench.request import BenchConfig, BenchRequest  # noqa: F401 (BenchConfig: old path)
-from infill.bench.selectors import Selection, Selector, default_selector
+from infill.bench.selectors import ExampleSelector, Selection, default_selector
 from infill.config import DecodeConfig
 from infill.data.files import ensure_dir, parse_json, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
@@ -287,7 +287,8 @@ class Plan:
         return len(self.grid) * sum(len(v) for v in self.examples.values())
 
 
-def make_plan(model: MaskedLM, config: BenchRequest, selector: Selector | None = None) -> Plan:
+def make_plan(model: MaskedLM, config: BenchRequest,
+              selector: ExampleSelector | None = None) -> Plan:
     """The examples (chosen by ``selector``, default: :func:`default_selector`) and the method
     grid of a run."""
     chosen: Selection = (selector or default_selector(config))(model, config)
@@ -372,7 +373,7 @@ def collect_rows(shard, local: list[dict]) -> list[dict] | None:
 
 def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = None,
               overwrite: bool = False, progress: bool | None = None,
-              selector: Selector | None = None) -> dict:
+              selector: ExampleSelector | None = None) -> dict:
     """Run (or continue) a benchmark into ``out``; returns the summary (also written there).
     ``selector`` chooses the examples and their spans (:mod:`infill.bench.selectors`; default:
     random spans, or an EpiDoc corpus's supplements).

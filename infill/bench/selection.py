@@ -1,5 +1,5 @@
-"""What an example selector chose (:class:`Selection`) and what a selector is (:class:`Selector`):
-the type the selectors (:mod:`infill.bench.selectors`, :mod:`infill.bench.epidoc`, one's own)
+"""What an example selector chose (:class:`Selection`) and what a selector is
+(:class:`ExampleSelector`): the type the selectors (:mod:`infill.bench.selectors`, :mod:`infill.bench.epidoc`, one's own)
 return and the runner (:mod:`infill.bench.runner`) decodes."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Callable, Protocol
 from infill.bench.gaps import Example
 from infill.models.base import MaskedLM
 
-__all__ = ["Selection", "Selector"]
+__all__ = ["Selection", "ExampleSelector"]
 
 
 @dataclass
@@ -29,5 +29,5 @@ class Selection:
     identity: dict | None = None
 
 
-class Selector(Protocol):
+class ExampleSelector(Protocol):
     def __call__(self, model: MaskedLM, request) -> Selection: ...

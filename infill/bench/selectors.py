@@ -1,7 +1,7 @@
 """Example selectors: which inputs a benchmark decodes and which span of each it hides.
 
-A selector is any callable ``selector(model, request) -> Selection`` (:class:`Selector`). The
-runner (:func:`infill.bench.runner.run_bench`) decodes exactly the selection's examples with
+A selector is any callable ``selector(model, request) -> Selection``
+(:class:`ExampleSelector`). The runner (:func:`infill.bench.runner.run_bench`) decodes exactly the selection's examples with
 every method of the grid; resuming, sharding, rows and tables are the runner's. Built in:
 
 - :func:`random_spans` (the default): one seeded random span of every gap length per example
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from infill.bench.epidoc import editors_supplements, epidoc_folder
 from infill.bench.gaps import Example, pick_indices, select_examples, tokenize_texts
-from infill.bench.selection import Selection, Selector
+from infill.bench.selection import Selection, ExampleSelector
 from infill.data.corpora import load_texts
 from infill.data.splits import heldout
 from infill.errors import InputError
 from infill.models.base import MaskedLM
 
-__all__ = ["Selection", "Selector", "random_spans", "default_selector"]
+__all__ = ["Selection", "ExampleSelector", "random_spans", "default_selector"]
 
 
 def by_gap_length(examples: list[Example], gaps) -> dict[int, list[Example]]:
@@ -57,7 +57,7 @@ def random_spans(model: MaskedLM, request) -> Selection:
                      pool)
 
 
-def default_selector(request) -> Selector:
+def default_selector(request) -> ExampleSelector:
     """The editors' supplements for an EpiDoc DATA (a folder of EpiDoc files, ``iospe``), else
     random spans."""
     folder = epidoc_folder(request.data, request.data_root)

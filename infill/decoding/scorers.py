@@ -4,7 +4,7 @@ Extending hypothesis h by filling gap position g with token w adds ``update(...)
 Every scorer reads the log-probabilities of one forward pass: the step's own pass, where every
 unfilled position holds ``[MASK]``, unless the scorer's :meth:`Scorer.context` hook returns the
 inputs of a pass of its own (HCB with a non-mask pivot injected as context). The engine knows no
-pivot; a new rule is one class here and one entry in :data:`SCORERS`.
+pivot; a new rule is one class here and one entry in :data:`SCORER_CLASSES`.
 """
 from __future__ import annotations
 
@@ -255,16 +255,16 @@ class RandomSwapScorer(Scorer):
         return step.logq - step.logq.gather(1, u[:, None])
 
 
-SCORERS: dict[str, type[Scorer]] = {cls.name: cls for cls in (
+SCORER_CLASSES: dict[str, type[Scorer]] = {cls.name: cls for cls in (
     HCBScorer, StandardScorer, ContextScrambleScorer, RandomSwapScorer)}
 """Scorer names (``--scorer``, ``scorer=``) -> classes; the first is the default."""
 
 
 def make_scorer(scorer: "str | Scorer", **options) -> Scorer:
-    """A fresh scorer from its name (a key of :data:`SCORERS`) and the decoding options
+    """A fresh scorer from its name (a key of :data:`SCORER_CLASSES`) and the decoding options
     (``pivot=``, ``pivot_context=``), or the given instance."""
     if isinstance(scorer, Scorer):
         return scorer
-    if scorer not in SCORERS:
-        raise ConfigError(f"unknown scorer {scorer!r}; choose from {', '.join(SCORERS)}")
-    return SCORERS[scorer].from_options(**options)
+    if scorer not in SCORER_CLASSES:
+        raise ConfigError(f"unknown scorer {scorer!r}; choose from {', '.join(SCORER_CLASSES)}")
+    return SCORER_CLASSES[scorer].from_options(**options)
