@@ -130,13 +130,13 @@ def _validate(model: MaskedLM, inputs, gaps) -> tuple[list[list[int]], list[list
 
 
 def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search,
-                gaps: Sequence[Sequence[int]] | None = None,
+                positions: Sequence[Sequence[int]] | None = None,
                 allowed: Sequence[torch.Tensor | None] | None = None,
                 groups: Sequence[int] | None = None) -> list[list[Hypothesis]]:
     """Fill the gaps of a batch of token sequences; returns each input's hypotheses, best first.
 
-    inputs  -- id sequences (any lengths); gap positions are ``gaps[i]`` or, if not given, every
-               position holding ``model.mask_id``.
+    inputs  -- id sequences (any lengths); the gap positions to fill are ``positions[i]`` or,
+               if not given, every position holding ``model.mask_id``.
     search  -- the parts of the search (:class:`Search`; ``DecodeConfig.search()`` makes them
                from the decoding options).
     allowed -- optional per input: None, or a [n_gaps, V] bool mask of the tokens that may be
@@ -151,7 +151,7 @@ def beam_search(model: MaskedLM, inputs: Sequence[Sequence[int]], search: Search
     Inputs are decoded together, one forward call per step, in as few chunks as the memory budget
     (:func:`memory_budget`) allows; results do not depend on the chunking or on batch mates.
     """
-    seqs, gaps = _validate(model, inputs, gaps)
+    seqs, gaps = _validate(model, inputs, positions)
     allowed = _slot_masks(model, gaps, allowed, search.allow_special)
     order = search.order
     B, V = search.beam_size, model.vocab_size

@@ -1,5 +1,6 @@
 """Decoders as registered strategies: a name (``decoder=``, ``--decoder``) -> the function that
-decodes a batch of token sequences, ``run(model, inputs, config, gaps=...) -> hypotheses``.
+decodes a batch of token sequences, ``run(model, inputs, config, positions=...) ->
+hypotheses``.
 
 This sits above both kinds it registers -- the beam decoder of :mod:`infill.decoding` and the
 Arnold-Gokhale decoder of :mod:`infill.joint` -- so each entry holds its function itself. The
@@ -18,11 +19,12 @@ from infill.joint.decoder import decode_ag
 __all__ = ["DECODERS", "Decoder", "beam", "run_decoder"]
 
 
-def beam(model, inputs, config, gaps=None, allowed=None, groups=None):
+def beam(model, inputs, config, positions=None, allowed=None, groups=None):
     """The beam decoder: the engine (:func:`~infill.decoding.engine.beam_search`) with the
     parts the decoding options make (``config.search()``); ``groups``: inputs that share one
     beam (the length variants of a text)."""
-    return beam_search(model, inputs, config.search(), gaps=gaps, allowed=allowed, groups=groups)
+    return beam_search(model, inputs, config.search(), positions=positions, allowed=allowed,
+                       groups=groups)
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ DECODERS: dict[str, Decoder] = {
 """Decoder names -> strategies; the first is the default."""
 
 
-def run_decoder(model, inputs, gaps, config, allowed=None, groups=None):
+def run_decoder(model, inputs, positions, config, allowed=None, groups=None):
     """The configured decoder (``config.decoder``) on a batch of id sequences; ``allowed``:
     per input None or a [n_gaps, V] mask of the tokens each gap position may take (only the
     decoders that take ``allowed=``: beam); ``groups``: per input a group id, the inputs of a
@@ -56,8 +58,8 @@ def run_decoder(model, inputs, gaps, config, allowed=None, groups=None):
     decoder = DECODERS[config.decoder]
     extra = {"groups": groups} if groups is not None and decoder.shares else {}
     if allowed is None or all(a is None for a in allowed):
-        return decoder.run(model, inputs, config, gaps=gaps, **extra)
+        return decoder.run(model, inputs, config, positions=positions, **extra)
     if not decoder.restricts:
         raise ConfigError(f"the {config.decoder} decoder cannot restrict the tokens of a gap "
                           "position (e.g. a whole-word gap); use a decoder that can (beam)")
-    return decoder.run(model, inputs, config, gaps=gaps, allowed=allowed, **extra)
+    return decoder.run(model, inputs, config, positions=positions, allowed=allowed, **extra)

@@ -15,10 +15,10 @@ from infill.models.base import MaskedLM
 
 
 def decode_ag(model: MaskedLM, inputs: Sequence[Sequence[int]], config: DecodeConfig | None = None,
-              gaps: Sequence[Sequence[int]] | None = None, tol: float | None = None,
+              positions: Sequence[Sequence[int]] | None = None, tol: float | None = None,
               batch_size: int = 128, allowed: Sequence | None = None
               ) -> list[list[Hypothesis]]:
-    """For each input with exactly two gap positions (``gaps[i]``, or its two ``mask_id``
+    """For each input with exactly two gap positions (``positions[i]``, or its two ``mask_id``
     positions), rank the pairs of the top-``config.joint_size`` grid by the AG joint after
     ``config.ag_iterations`` iterations (or until the change is <= ``tol``). Returns up to
     ``config.beam_size`` hypotheses per input: tokens at the two positions (position order),
@@ -31,7 +31,8 @@ def decode_ag(model: MaskedLM, inputs: Sequence[Sequence[int]], config: DecodeCo
     items = []
     for i, ids in enumerate(inputs):
         seq = ids.tolist() if isinstance(ids, torch.Tensor) else [int(t) for t in ids]
-        pos = sorted(gaps[i]) if gaps is not None else [p for p, t in enumerate(seq) if t == model.mask_id]
+        pos = sorted(positions[i]) if positions is not None else \
+            [p for p, t in enumerate(seq) if t == model.mask_id]
         if len(pos) != 2:
             raise ConfigError(f"the AG decoder fills exactly two gap tokens, input {i} has {len(pos)}")
         for p in pos:

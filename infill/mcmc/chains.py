@@ -143,7 +143,7 @@ def _greedy(model: MaskedLM, ids: list[int], allow_special: bool,
     from infill.decoding.engine import beam_search
     hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
                                                   beam_size=1, allow_special=allow_special
-                                                  ).search(), gaps=[list(positions)],
+                                                  ).search(), positions=[list(positions)],
                        allowed=[slot_allowed])[0]
     return tuple(int(t) for t in hyps[0].tokens)
 

@@ -63,7 +63,7 @@ def pooled(model, inputs, B):
 def engine(model, inputs, B, groups):
     search = DecodeConfig(scorer="standard", order="left-to-right", beam_size=B).search()
     hyps = beam_search(model, [_ids(model, x) for x, _ in inputs], search,
-                       gaps=[g for _, g in inputs], groups=groups)
+                       positions=[g for _, g in inputs], groups=groups)
     return {(i, h.tokens): h.score for i, hs in enumerate(hyps) for h in hs}
 
 
