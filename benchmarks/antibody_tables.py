@@ -554,7 +554,7 @@ def md_sweep(s: dict, pngs: list[str]) -> list[str]:
     lines = ["## Pivot sweep (AntiBERTy, CDR-H3, HCB left-to-right, beam 5)", "",
              f"Gap lengths 2–6 pooled; {s['sweep'][0]['n_seqs']} sequences, n = "
              f"{s['sweep'][0]['n']} spans per pivot. Non-[MASK] pivots are injected at the "
-             "unfilled gap positions as context (SPEC §1). Δ vs [MASK]: paired bootstrap over "
+             "unfilled gap positions as context (METHODS §1). Δ vs [MASK]: paired bootstrap over "
              "sequences (no correction for the 21 comparisons)."
              + (f" Standard beam search: {std['top1']:.1f}{ci(std, 'top1')}." if std else ""), "",
              "| pivot | top-1 [95% Wilson] | top-5 | per-res | " + " | ".join(

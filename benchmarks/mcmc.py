@@ -1,4 +1,4 @@
-"""Beam search (HCB, standard) vs annealed Metropolis–Hastings mode seeking (SPEC §3), by top-1
+"""Beam search (HCB, standard) vs annealed Metropolis–Hastings mode seeking (METHODS §3), by top-1
 exact match and E_local of the returned fill, at matched wall time.
 
     OMP_NUM_THREADS=1 python benchmarks/mcmc.py [--models english,greek] [--examples 40]

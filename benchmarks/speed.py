@@ -7,11 +7,11 @@ for a base-sized BERT and for a real pretrained model (AntiBERTy), plus scaling 
   ``data/antibody`` with a 4-residue gap in CDR-H3's neighbourhood; same grid.
 - ``--curves``: wall time per batch against the beam size, the gap length, the sequence length and
   the batch size (one varies, the others at beam 5, gap 4, batch 8, the model's sentences).
-- ``--reference``: the engine against a plain per-hypothesis implementation of SPEC §1 (HCB,
+- ``--reference``: the engine against a plain per-hypothesis implementation of METHODS §1 (HCB,
   left-to-right, ``[MASK]`` pivot: one forward pass per hypothesis and step, Python loops over
   hypotheses and inputs), on the same inputs: the same completions and scores, and the ratio of
   wall times. (The HCB paper's own code is not available offline, so it is not what is compared;
-  the reference is written here from the SPEC, the way such decoders are commonly written.)
+  the reference is written here from METHODS §1, the way such decoders are commonly written.)
 
 "Inside forward" is the time spent in the adapter's ``log_probs`` (encoder + MLM head at the
 requested positions + log-softmax); the rest is the search engine (candidate selection,
@@ -148,7 +148,7 @@ def curves(lm, texts, repeats: int) -> list[str]:
 
 
 def reference_hcb(lm, ids: list[int], gap: list[int], beam: int) -> list[tuple[tuple, float]]:
-    """SPEC §1 HCB beam search, left-to-right, ``[MASK]`` pivot, one hypothesis at a time."""
+    """METHODS §1 HCB beam search, left-to-right, ``[MASK]`` pivot, one hypothesis at a time."""
     allowed = lm.allowed_mask(False)
     hyps = [((), 0.0)]
     for g in gap:

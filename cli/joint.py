@@ -1,4 +1,4 @@
-"""``infill joint``: pairwise joints (MLM, MRF-L, MRF, HCB, AG) from a masked LM (SPEC §2); the
+"""``infill joint``: pairwise joints (MLM, MRF-L, MRF, HCB, AG) from a masked LM (METHODS §2); the
 library's joint job (:mod:`infill.jobs.joint`) does the work.
 
 Two modes:

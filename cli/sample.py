@@ -1,5 +1,5 @@
 """``infill sample`` (Metropolis–Hastings from MLM energies) and ``infill rescore`` (rank
-completions by energy). SPEC §3."""
+completions by energy). METHODS §3."""
 from __future__ import annotations
 
 import click

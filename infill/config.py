@@ -43,16 +43,16 @@ class DecodeConfig(Request):
     decoder       -- "beam" (the engine) or "ag" (Arnold-Gokhale, two-token gaps)
     scorer        -- a name of :data:`SCORERS` or a :class:`Scorer` instance; None: not chosen
                      (a fill takes the model's recommendation; else "hcb", or "standard" for a
-                     sampling baseline, SPEC §1.1: Score = Σ log q)
+                     sampling baseline, METHODS §1.1: Score = Σ log q)
     order         -- "left-to-right" | "best-to-worst" | "any-order"; None: not chosen (the
                      model's recommendation, else "left-to-right")
     beam_size     -- hypotheses kept per step (rows, for sampling)
     dedup         -- best-to-worst, any-order: merge equal fills reached in different orders
-    dedup_keep    -- which score a merged fill keeps: "higher" (SPEC) | "lower" (Ithaca's
+    dedup_keep    -- which score a merged fill keeps: "higher" (METHODS §1) | "lower" (Ithaca's
                      published code, for parity)
     pivot         -- HCB pivot: None (the model's default), a token (string or id), or one per
                      gap position
-    pivot_context -- "inject" (SPEC: pivots are context) | "mask" (the paper's published code)
+    pivot_context -- "inject" (METHODS §1: pivots are context) | "mask" (the paper's published code)
     allow_special -- let special tokens be placed in a gap
     sampling      -- None (beam search) or a sampling baseline: "pure" | "temperature" | "nucleus"
     temperature   -- sampling temperature (``sampling="temperature"``)
@@ -81,12 +81,12 @@ class DecodeConfig(Request):
     dedup: bool = option(True, bool, "best-to-worst, any-order: merge equal fills reached in "
                          "different orders.")
     dedup_keep: str = option("higher", str, "Which score a fill reached by several orders keeps: "
-                             "higher (SPEC) or lower (Ithaca's published code, for parity).",
+                             "higher (METHODS §1) or lower (Ithaca's published code, for parity).",
                              choices=lambda: DEDUP_KEEPS, what="dedup_keep")
     pivot: Any = option(None, str, "HCB pivot token (default: the model's mask / missing "
                         "symbol); one per gap position for a per-position pivot.",
                         optional=True, skip=lambda p: not isinstance(p, str))
-    pivot_context: str = option("inject", str, "Pivots as context (SPEC) or [MASK] context (the "
+    pivot_context: str = option("inject", str, "Pivots as context (METHODS §1) or [MASK] context (the "
                                 "paper's published code).", choices=lambda: PIVOT_CONTEXTS,
                                 what="pivot_context")
     allow_special: bool = option(False, bool, "Let special tokens be placed in gaps.")

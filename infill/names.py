@@ -12,22 +12,22 @@ __all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KE
            "LENGTH_SCORES", "LENGTH_BEAMS", "RERANKS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
-"""Update rules of beam search (SPEC §1.1; :data:`infill.decoding.scorers.SCORER_CLASSES`)."""
+"""Update rules of beam search (METHODS §1.1; :data:`infill.decoding.scorers.SCORER_CLASSES`)."""
 ORDERS = ("left-to-right", "best-to-worst", "any-order")
-"""Which gap position(s) a hypothesis fills next (SPEC §1 "Order";
+"""Which gap position(s) a hypothesis fills next (METHODS §1 "Order";
 :mod:`infill.decoding.orders`)."""
 ORDER_CODES = {"left-to-right": "l2r", "best-to-worst": "b2w", "any-order": "any"}
 """Each order's short code in method names (``hcb-l2r``); each order class's ``code``."""
 DECODERS = ("beam", "ag")
 """beam: the beam-search engine (any scorer, or a sampling baseline); ag: Arnold-Gokhale pairwise
-joint, for gaps of exactly two tokens (SPEC §2); :mod:`infill.filling.decoders`."""
+joint, for gaps of exactly two tokens (METHODS §2); :mod:`infill.filling.decoders`."""
 SAMPLERS = ("pure", "temperature", "nucleus")
 """The matched-budget sampling baselines (:mod:`infill.decoding.proposals`)."""
 DEDUP_KEEPS = ("higher", "lower")
-"""Which score a fill reached by several paths keeps (``dedup_keep``): the higher (SPEC §1), or
+"""Which score a fill reached by several paths keeps (``dedup_keep``): the higher (METHODS §1), or
 the lower (what Ithaca's published code does; for parity)."""
 PIVOT_CONTEXTS = ("inject", "mask")
-"""How HCB's pivots are context: as the pivot tokens (SPEC), or as [MASK] (the paper's code)."""
+"""How HCB's pivots are context: as the pivot tokens (METHODS §1), or as [MASK] (the paper's code)."""
 LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
 """How completions of different lengths are ranked together (``length_score``;
 :mod:`infill.decoding.lengths`)."""

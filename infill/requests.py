@@ -22,7 +22,7 @@ __all__ = ["Spec", "option", "Request", "SampleRequest", "RescoreRequest", "Serv
            "MAX_SEED", "MAX_TEMPERATURE", "AG_MAX_ITERATIONS", "check_seed", "seed_option"]
 
 ENERGIES = ("local", "raw")
-"""E_local (-pseudo-log-likelihood) and E_raw (-sum of unnormalized logits), SPEC §3."""
+"""E_local (-pseudo-log-likelihood) and E_raw (-sum of unnormalized logits), METHODS §3."""
 SWEEP_ORDERS = ("left-to-right", "random")
 """Orders in which a Metropolis-Hastings sweep visits the gap positions."""
 BLOCK_SCHEDULES = ("anneal", "fixed")

@@ -37,7 +37,7 @@ def test_the_names_are_the_registries_keys():
 
 def test_defaults_resolve_the_scorer_and_selector():
     assert DecodeConfig().scorer_name == "hcb"
-    assert DecodeConfig(sampling="pure").scorer_name == "standard"   # SPEC 1.1: Score = sum log q
+    assert DecodeConfig(sampling="pure").scorer_name == "standard"   # METHODS §1.1: Score = sum log q
     assert isinstance(DecodeConfig().make_selector(), TopB)
     assert isinstance(DecodeConfig(sampling="nucleus").make_selector(), GumbelSample)
     assert DecodeConfig(order="best-to-worst").make_selector().dedup is True

@@ -36,7 +36,7 @@ def _pass(model, ids, positions):
 
 
 def _update(model, x, remaining, g, w, scorer, pivot, lq_g=None):
-    """One step's update at position g (SPEC §1), recomputed with its own passes."""
+    """One step's update at position g (METHODS §1), recomputed with its own passes."""
     if lq_g is None or (scorer == "hcb" and pivot != model.mask_id):
         ctx = [pivot if (scorer == "hcb" and t in remaining and t != g) else v
                for t, v in enumerate(x)]

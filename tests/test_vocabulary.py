@@ -1,5 +1,5 @@
 """One name per idea: a CLI flag, an API keyword and a JSON field that mean one thing have one
-name (SPEC's vocabulary), read from the request types, the click commands and the JSON written.
+name (the project's vocabulary), read from the request types, the click commands and the JSON written.
 
 - a command's option that sets a request field is ``--`` + the field's name, with its default,
   help and choices;

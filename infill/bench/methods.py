@@ -1,7 +1,7 @@
 """The methods grid of ``infill bench``: names -> :class:`~infill.config.DecodeConfig`.
 
 Names (``--methods``, comma separated):
-  hcb-l2r, hcb-b2w, standard-l2r, standard-b2w   beam search, scorer x order (SPEC §1)
+  hcb-l2r, hcb-b2w, standard-l2r, standard-b2w   beam search, scorer x order (METHODS §1)
   hcb-any, standard-any                           beam search in any order (Ithaca's search)
   scramble-l2r, scramble-b2w, swap-l2r, swap-b2w  ablations: context scramble, random token swap (§1.2)
   pure, temp0.25, temp0.5, temp0.75, nucleus0.9   sampling baselines at matched budget (§1.1);

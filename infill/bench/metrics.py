@@ -1,4 +1,4 @@
-"""Infilling metrics (SPEC §4): top-k exact match, BLEU (sacrebleu), BERTScore (bert-score)."""
+"""Infilling metrics (METHODS §4): top-k exact match, BLEU (sacrebleu), BERTScore (bert-score)."""
 from __future__ import annotations
 
 import functools
@@ -35,7 +35,7 @@ def _words(tokens: Sequence[int]) -> str:
 
 
 def bleu_order(n_tokens: int, max_order: int = 4) -> int:
-    """BLEU-n with n <= gap length (SPEC §4): min(4, gap length)."""
+    """BLEU-n with n <= gap length (METHODS §4): min(4, gap length)."""
     return max(1, min(max_order, n_tokens))
 
 

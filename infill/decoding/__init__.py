@@ -1,4 +1,4 @@
-"""Decoding a gap with a masked LM (SPEC §1).
+"""Decoding a gap with a masked LM (METHODS §1).
 
 - :mod:`infill.decoding.engine`    the beam-search loop over a [inputs x beam] grid
 - :mod:`infill.decoding.orders`    which positions a hypothesis fills next (one entry per order)

@@ -1,9 +1,9 @@
-"""The beam-search engine (SPEC §1): one forward pass per step for every live hypothesis of every
+"""The beam-search engine (METHODS §1): one forward pass per step for every live hypothesis of every
 input.
 
 The engine knows no model internals (only the :class:`~infill.models.base.MaskedLM` protocol), no
 scoring rule (only :class:`~infill.decoding.scorers.Scorer`) and no selection rule (only
-:class:`~infill.decoding.selectors.Selector`). Each step reads like the SPEC:
+:class:`~infill.decoding.selectors.Selector`). Each step reads like METHODS §1:
 
     build inputs -> pick each hypothesis' position -> log q -> scorer.update -> selector.select
 

@@ -1,4 +1,4 @@
-"""The exact score of a fixed filling under a beam search's scorer and order (SPEC §1).
+"""The exact score of a fixed filling under a beam search's scorer and order (METHODS §1).
 
 For a filling w of the gap slots, the standard and HCB scores are sums of one update per slot,
 taken in the order the slots are filled. The order of a fixed filling is the order a hypothesis
@@ -11,7 +11,7 @@ of the beam search that holds it was filled in:
   token there. A hypothesis picks its own slot from its own partial fill, so the path is unique:
   a fill the beam found has exactly this score;
 - ``any-order``: every remaining slot is a move, and a fill reached by several orders is one
-  completion keeping the higher score (SPEC; ``dedup_keep="lower"``: the lower). The score of a
+  completion keeping the higher score (METHODS §1; ``dedup_keep="lower"``: the lower). The score of a
   fixed filling is therefore the best over its filling orders -- the score an unbounded beam
   gives it -- computed exactly by dynamic programming over the subsets of filled slots (2^n
   partial fillings; one forward row each). Past :data:`ANY_ORDER_STATES` partial fillings of

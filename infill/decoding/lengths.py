@@ -9,7 +9,7 @@ lengths becomes one :class:`Variant` per combination of lengths; each is decoded
 the completions of all variants are ranked together by a score that is comparable across
 lengths (:data:`LENGTH_SCORES`):
 
-- ``pll``      -- the pseudo-log-likelihood of the filled text, −E_local (SPEC §3):
+- ``pll``      -- the pseudo-log-likelihood of the filled text, −E_local (METHODS §3):
                   Σ_t log q_t(x_t | x with t masked) over every scored position t within
                   ``PLL_REACH`` (32) tokens of the gaps, the context included: the context's
                   terms are what tells a fill that fits its surroundings from one that does

@@ -1,4 +1,4 @@
-"""Orders: which (gap position, token) moves a hypothesis may make at a step (SPEC §1 "Order").
+"""Orders: which (gap position, token) moves a hypothesis may make at a step (METHODS §1 "Order").
 
 An order sees, for R live hypotheses, which gap slots are still unfilled and (when it
 :attr:`~Order.reads_all`) log q at every slot from the step's one forward pass, and returns the

@@ -1,5 +1,5 @@
-"""Drawing tokens from a masked conditional: the sampling baselines (SPEC §1.1) and the MH
-proposals (SPEC §3) share these.
+"""Drawing tokens from a masked conditional: the sampling baselines (METHODS §1.1) and the MH
+proposals (METHODS §3) share these.
 
 - :func:`proposal_log_probs` -- log r(.) of the distribution actually drawn from: the model's
   log q restricted to the allowed tokens, tempered, nucleus-truncated, renormalized;

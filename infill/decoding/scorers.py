@@ -1,4 +1,4 @@
-"""Scorers: the per-step update rule of beam search (SPEC §1, §1.2). One class = one rule.
+"""Scorers: the per-step update rule of beam search (METHODS §1, §1.2). One class = one rule.
 
 Extending hypothesis h by filling gap position g with token w adds ``update(...)[w]`` to its score.
 Every scorer reads the log-probabilities of one forward pass: the step's own pass, where every
@@ -123,7 +123,7 @@ class HCBScorer(Scorer):
     """score(h + (g,w)) = score(h) + log q_g(w | x) − log q_g(p_g | x)   (Hammersley–Clifford–Besag).
 
     ``pivot``: None (the model's default: ``[MASK]``, or ``-`` for Ithaca-style models), one token
-    (id or string) for every position, or one per gap position. ``pivot_context="inject"`` (SPEC)
+    (id or string) for every position, or one per gap position. ``pivot_context="inject"`` (METHODS §1)
     puts the pivot at the other unfilled positions of x; ``"mask"`` keeps ``[MASK]`` there and only
     subtracts the pivot's log-probability (the paper's published code, for comparison). With the
     ``[MASK]`` pivot the two coincide and HCB costs no extra model call: :meth:`context` asks the
@@ -188,7 +188,7 @@ def _resolve_pivots(model, pivot, n_slots: list[int], width: int) -> torch.Tenso
 
 class ContextScrambleScorer(HCBScorer):
     """Ablation: the pivot term log q_g(p_g | x(h)) replaced by one drawn from the last ``memory``
-    such values computed on *other* inputs (SPEC §1.2). The buffer persists across calls; until it
+    such values computed on *other* inputs (METHODS §1.2). The buffer persists across calls; until it
     holds a value from another input, values from other inputs of the same step are used, and for
     the very first step of a single input the row's own value (plain HCB) is kept.
     """

@@ -5,9 +5,9 @@ At every step the engine hands a selector the candidate scores of each active in
 not be placed), and gets back, per input, K >= B ranked (score, parent slot, column) triples. After the
 engine has built the new fills, :meth:`Selector.merge` keeps B of them.
 
-- :class:`TopB` -- beam search: the global top-B of each input (SPEC §1), optionally merging
+- :class:`TopB` -- beam search: the global top-B of each input (METHODS §1), optionally merging
   duplicate fills reached in different orders (dedup; any-order merges on the whole grid);
-- :class:`GumbelSample` -- the matched-budget sampling baselines (SPEC §1.1): B distinct tokens
+- :class:`GumbelSample` -- the matched-budget sampling baselines (METHODS §1.1): B distinct tokens
   drawn at the first step (Gumbel-top-B = sampling without replacement), then one per row.
 """
 from __future__ import annotations
@@ -92,7 +92,7 @@ class TopB(Selector):
     that moves at every slot the duplicates are merged on the whole candidate grid before the
     top-B is taken (:func:`merge_equal_fills`). Otherwise a fill with s+1 tokens can be reached
     from at most s+1 parents, so B*(s+1) candidates always hold B distinct ones; the better of
-    equal ones is kept (best-to-worst; equal fills never meet there, see SPEC §1 "Dedup").
+    equal ones is kept (best-to-worst; equal fills never meet there, see METHODS §1 "Dedup").
     """
 
     def __init__(self, dedup: bool = False, keep: str = "higher"):

@@ -238,7 +238,7 @@ def resolve_defaults(model, config=None):
 
     ``order``: the model's recommendation (beam search and its sampling baselines). ``scorer``:
     the model's recommendation for beam search; a sampling baseline scores with the standard
-    update (SPEC §1.1); the AG decoder has no scorer. Returns ``(config, Defaults)``, the
+    update (METHODS §1.1); the AG decoder has no scorer. Returns ``(config, Defaults)``, the
     :class:`Defaults` naming the options that took the model's recommendation."""
     from infill.config import DecodeConfig
     config = DecodeConfig() if config is None else config

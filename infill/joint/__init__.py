@@ -1,4 +1,4 @@
-"""Pairwise joints derived from a masked LM's unary conditionals (SPEC §2).
+"""Pairwise joints derived from a masked LM's unary conditionals (METHODS §2).
 
 - :mod:`infill.joint.conditional_tables` :class:`PairTables`, the two conditional tables of a pair
 - :mod:`infill.joint.constructions` MLM, MRF, MRF-L, HCB, AG as pure functions of two tables

@@ -1,4 +1,4 @@
-"""Pairwise joints from two conditional tables: the constructions of SPEC §2 (Torroba Hennigen &
+"""Pairwise joints from two conditional tables: the constructions of METHODS §2 (Torroba Hennigen &
 Kim 2023) as pure functions::
 
       log_qa_b[i, j] = log q(w_a = A_i | w_b = B_j)     (each column a distribution over A)
@@ -15,7 +15,7 @@ minimizes over joints J on A x B
     D(J) = sum_j KL(q_{a|b}(.|B_j) || J_{a|b}(.|B_j)) + sum_i KL(q_{b|a}(.|A_i) || J_{b|a}(.|A_i)),
 
 (KL *from* the MLM's conditionals *to* the joint's, unweighted over conditioning tokens).
-The SPEC's update J <- normalize[(q_{a|b} + q_{b|a}) / (1/J_a + 1/J_b)] is right: it is the
+METHODS §2's update J <- normalize[(q_{a|b} + q_{b|a}) / (1/J_a + 1/J_b)] is right: it is the
 minorize–maximize step for -D (up to a constant,
 -D(J) = sum_ij (α_ij + β_ij) log J_ij - sum_i log J_a(i) - sum_j log J_b(j) with
 α_ij = q_{a|b}(A_i|B_j), β_ij = q_{b|a}(B_j|A_i); bound -log J_a(i) and -log J_b(j) by their

@@ -1,5 +1,5 @@
 """AG as a decoder (``decoder="ag"``, ``--decoder ag``): fill a two-token gap with the
-Arnold-Gokhale pairwise joint instead of beam search (SPEC §2)."""
+Arnold-Gokhale pairwise joint instead of beam search (METHODS §2)."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,11 +1,11 @@
-"""How good are the pairwise joints? U-PPL, P-PPL, A-KL, G-KL over a dataset of pairs (SPEC §2).
+"""How good are the pairwise joints? U-PPL, P-PPL, A-KL, G-KL over a dataset of pairs (METHODS §2).
 
 Per example (a sentence x, positions a, b with gold tokens (w_a, w_b), a joint J on the grid A x B,
 the MLM's unary conditionals q_{a|b}, q_{b|a} renormalized over the grid):
 
 * pair NLL   = -log J(w_a, w_b)
 * unary NLL  = -[log J_{a|b}(w_a|w_b) + log J_{b|a}(w_b|w_a)]  (J's own conditionals; the MLM row
-  uses the MLM's unary conditionals q_{a|b}, q_{b|a}, as the SPEC says)
+  uses the MLM's unary conditionals q_{a|b}, q_{b|a}, as METHODS §2 says)
 * A-KL       = ½ [mean_{w'∈B} KL(q_{a|b}(.|w') || J_{a|b}(.|w'))
                    + mean_{w'∈A} KL(q_{b|a}(.|w') || J_{b|a}(.|w'))]
 * G-KL       = the same two KLs at the gold conditioning tokens only, averaged.

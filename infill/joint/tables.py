@@ -1,4 +1,4 @@
-"""Conditional tables of two positions, from a masked LM through the adapter protocol (SPEC §2).
+"""Conditional tables of two positions, from a masked LM through the adapter protocol (METHODS §2).
 
 For an input and positions a, b: the marginals with both masked, and the unary conditionals
 q_{a|b}(. | w_b) (mask a, put a candidate w_b at b) and q_{b|a}, on candidate sets A and B (the

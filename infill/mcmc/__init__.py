@@ -1,4 +1,4 @@
-"""Metropolis–Hastings from the energies a masked LM defines (SPEC §3).
+"""Metropolis–Hastings from the energies a masked LM defines (METHODS §3).
 
 - :mod:`infill.mcmc.energy` E_local / E_raw of sequences, rescoring
 - :mod:`infill.mcmc.kernel` the proposal, the acceptance rule, temperature/block schedules

@@ -1,4 +1,4 @@
-"""Metropolis–Hastings chains over the gap positions of one input (SPEC §3).
+"""Metropolis–Hastings chains over the gap positions of one input (METHODS §3).
 
 :func:`mh` runs ``chains`` chains as one batch (one forward call per step serves every chain):
 a sweep visits the gap positions left-to-right or in a random order, in blocks

@@ -1,4 +1,4 @@
-"""Energies a masked LM defines (SPEC §3), for sequences and for ranking completions.
+"""Energies a masked LM defines (METHODS §3), for sequences and for ranking completions.
 
 - ``E_raw(x)   = -sum_t f_t(x_t; x with t masked)``, f the unnormalized logit;
 - ``E_local(x) = -sum_t log q_t(x_t | x with t masked)`` (the pseudo-log-likelihood).
@@ -6,7 +6,7 @@
 The sum runs over every scored position t of the sequence (:func:`scored_positions`). Each costs
 T forward rows (the T one-position-masked copies), batched into as few calls as ``max_rows``
 allows. For infilling the context is fixed but its terms still depend on the gap tokens, so E
-sums over *all* scored positions, context included, as the SPEC says.
+sums over *all* scored positions, context included, as METHODS §3 says.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def _warn_long(model: MaskedLM, n: int) -> None:
 
 def energy(model: MaskedLM, input_ids, kind: str = "local",
            positions: Sequence[int] | None = None, max_rows: int = 256) -> torch.Tensor:
-    """E_local or E_raw of one or several sequences (SPEC §3) -> float64 tensor [N].
+    """E_local or E_raw of one or several sequences (METHODS §3) -> float64 tensor [N].
 
     ``input_ids``: one sequence (list / 1-D tensor) or several (a list of them, or a 2-D tensor).
     ``positions``: the positions t to sum over (shared by all rows); default every scored

@@ -1,4 +1,4 @@
-"""One Metropolis–Hastings step (SPEC §3): the masked-conditional proposal, the acceptance rule,
+"""One Metropolis–Hastings step (METHODS §3): the masked-conditional proposal, the acceptance rule,
 and the per-sweep schedules of target temperature and block size.
 
 A step masks a block I of gap positions in every chain, draws each ``w_i ~ r_i(. | x with I

@@ -65,7 +65,7 @@ class MaskedLM(ABC):
       mask_id       -- the input id that marks the position being predicted
       pad_id        -- padding input id (attention-masked out)
       max_length    -- the longest input (in ids, specials included) the model accepts
-      special_ids   -- output ids never placed in a gap by default (SPEC §1 "Candidates")
+      special_ids   -- output ids never placed in a gap by default (METHODS §1 "Candidates")
       default_pivot -- the HCB pivot when none is given (``mask_id`` for BERT-like models,
                        the missing-character symbol for Ithaca-style models)
       device        -- where :meth:`log_probs` runs

@@ -4,7 +4,7 @@ Input is a protein sequence in one-letter code. Gaps are ``___`` markers (each b
 residues) or runs of ``?`` (one residue per ``?``); whitespace is ignored and lowercase letters
 are read as uppercase. Fills are restricted to the 20 standard amino acids unless the adapter
 allows the non-standard residue codes (X, B, U, Z, O) too; every other token (cls, pad, eos,
-unk, mask, alignment symbols ``.``/``-``, null slots) is a special id (SPEC §1 "Candidates").
+unk, mask, alignment symbols ``.``/``-``, null slots) is a special id (METHODS §1 "Candidates").
 
 The default HCB pivot is ``<mask>``; any token can be the pivot by its string (``"<cls>"``).
 :meth:`ProteinMLM.log_probs` runs the network body once and applies the LM head only at the

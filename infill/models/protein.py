@@ -4,7 +4,7 @@ Input is a protein sequence in one-letter code. Gaps are ``___`` markers (each b
 residues) or runs of ``?`` (one residue per ``?``); whitespace is ignored and lowercase letters
 are read as uppercase. Fills are restricted to the 20 standard amino acids unless the adapter
 allows the non-standard residue codes (X, B, U, Z, O) too; every other token (cls, pad, eos,
-unk, mask, alignment symbols, null slots) is a special id (SPEC §1 "Candidates").
+unk, mask, alignment symbols, null slots) is a special id (METHODS §1 "Candidates").
 
 The network call is the subclass's (:mod:`infill.models.esm` for ESM2, :mod:`infill.models.antibody`
 for antibody language models): :meth:`ProteinMLM.log_probs` runs the body once and applies the LM

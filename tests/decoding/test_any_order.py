@@ -1,4 +1,4 @@
-"""any-order (Ithaca's non-sequential beam search, SPEC §1) against brute-force enumeration.
+"""any-order (Ithaca's non-sequential beam search, METHODS §1) against brute-force enumeration.
 
 The references below recompute everything with their own forward passes, independently of the
 engine: the chained score of a fill along every filling order (a permutation of the gap

@@ -1,4 +1,4 @@
-"""Beam search against exhaustive enumeration on tiny models (SPEC §1).
+"""Beam search against exhaustive enumeration on tiny models (METHODS §1).
 
 The reference below recomputes the chained score of every fill in V^n with its own forward passes,
 independently of the engine: with a beam wide enough to keep every prefix, the engine's best

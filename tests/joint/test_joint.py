@@ -1,4 +1,4 @@
-"""Pairwise joints (SPEC §2): exactness on explicit joints, AG optimality, metrics, model tables.
+"""Pairwise joints (METHODS §2): exactness on explicit joints, AG optimality, metrics, model tables.
 
 Every expected value comes from an explicit joint p or an independent computation (brute force,
 plain Python floats, a direct call of the exact oracle), never from the code under test.

@@ -1,4 +1,4 @@
-"""Metropolis–Hastings from MLM energies (SPEC §3), checked against exact enumeration."""
+"""Metropolis–Hastings from MLM energies (METHODS §3), checked against exact enumeration."""
 from __future__ import annotations
 
 import itertools
@@ -52,7 +52,7 @@ class WithLogits(TableOracle):
 
 
 class TwoTables(MaskedLM):
-    """The MH paper's incompatible conditionals (SPEC §3) over V = {a, b}, L = 2:
+    """The MH paper's incompatible conditionals (METHODS §3) over V = {a, b}, L = 2:
     p(X1 | X2) = [[0.99, 0.01], [0.01, 0.99]], p(X2 | X1) = [[0.5, 0.5], [0.5, 0.5]]
     (rows: the conditioning value). With the other position masked too, both are uniform."""
 
@@ -102,7 +102,7 @@ def tv(p: torch.Tensor, states, emp: dict) -> float:
 
 
 def sweep_kernel(model, states, E, blocks=None, proposal_temperature=1.0, rule="mh"):
-    """Exact transition matrix of one sweep (SPEC §3): for each block I in turn, propose all of
+    """Exact transition matrix of one sweep (METHODS §3): for each block I in turn, propose all of
     I from the masked conditionals (tempered), accept by ``rule``: "mh" (the MH ratio),
     "no-ratio" (proposal ratio dropped: wrong) or "gibbs" (always accept)."""
     L_ = len(states[0])

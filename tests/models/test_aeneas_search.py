@@ -190,7 +190,7 @@ def test_http_fill_matches_the_fixture(monkeypatch):
     ckpt = path("greek")
     r = CliRunner().invoke(main, ["serve", "--model", ckpt, "--device", "cpu"])
     assert r.exit_code == 0, r.output
-    run = GREEK_LACUNA["runs"]["small_beam_keep_higher"]      # the server keeps the SPEC's rule
+    run = GREEK_LACUNA["runs"]["small_beam_keep_higher"]      # the server keeps METHODS §1's rule
     with TestClient(apps[0], base_url="http://127.0.0.1:8000") as client:
         rows = {row["name"]: row for row in client.get("/api/models").json()}
         assert rows[ckpt]["family"] == "greek"

@@ -1,6 +1,6 @@
 """Ithaca's own search reproduced: standard scoring, the any-order order (its non-sequential beam
 search), beam 20, on the fixture's four inputs, from both pickle variants. By default two orders
-reaching one fill keep the higher score (SPEC §1: ``restorations_keep_higher``); with
+reaching one fill keep the higher score (METHODS §1: ``restorations_keep_higher``); with
 ``dedup_keep="lower"`` the result is exactly Ithaca's published ``restore()`` output."""
 from __future__ import annotations
 

@@ -257,7 +257,7 @@ def test_english_training_lowers_validation_loss_and_loads_as_hf(tmp_path, engli
     assert lm.vocab_size <= 150 and lm.max_length <= 32
     comp = infill.fill(lm, "To be, or not to ___, that is the question:", top_k=2)[0]
     # the text around the gap is kept (a WordPiece continuation piece such as "##ageo" may be
-    # placed in the gap -- SPEC allows every non-special token -- and then joins "to")
+    # placed in the gap -- METHODS §1 allows every non-special token -- and then joins "to")
     assert len(comp) == 2 and all(c.text.startswith("To be, or not to") and
                                   c.text.endswith(", that is the question:") for c in comp)
     assert res.n_train + res.n_val + res.n_test == json.loads(
