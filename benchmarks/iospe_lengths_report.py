@@ -71,14 +71,15 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
-def chosen_tasks(split: str, per_class: int, corpus: str = "iospe") -> list:
+def chosen_tasks(split: str, per_class: int, corpus: str = "iospe", files: int = 0) -> list:
     """The supplements of 1-10 letters of ``split`` of ``corpus`` (``iospe`` or a folder of
-    EpiDoc files), ``per_class`` of each class (0: all)."""
+    EpiDoc files; ``files`` > 0: of a seeded sample of its files), ``per_class`` of each class
+    (0: all)."""
     folder = epidoc_folder(corpus)
     if folder is None:
         fail(f"--corpus: {corpus!r} is neither 'iospe' nor a folder of *.xml files")
     try:
-        tasks = tasks_for(folder, split, list(range(1, 11)))
+        tasks = tasks_for(folder, split, list(range(1, 11)), files)
     except InputError as e:               # a file that is not EpiDoc: one line, no traceback
         fail(f"--corpus: {e}")
     if not per_class:
@@ -250,6 +251,9 @@ def main() -> None:
                     help="the part of the corpus (80/10/10 by inscription, seed 0; 'all': every "
                     "file, for a corpus the model never saw)")
     ap.add_argument("--per-class", type=int, default=0)
+    ap.add_argument("--files", type=int, default=0,
+                    help="read a seeded sample (seed 0) of this many of the part's files only "
+                    "(0: all; a large corpus such as EDH)")
     ap.add_argument("--sample", type=int, default=0,
                     help="of the supplements chosen, this many drawn with seed 0 (0: all): a "
                     "smaller fixed sample whose restorations a larger one's cache holds")
@@ -289,7 +293,7 @@ def main() -> None:
         MEASURES = ("top1", "top10", "top20", "cer")
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = chosen_tasks(args.split, args.per_class, args.corpus)
+    tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files)
     if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
         tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
     part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
@@ -315,7 +319,7 @@ def main() -> None:
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))
     if args.per_class:
-        every = chosen_tasks(args.split, 0, args.corpus)
+        every = chosen_tasks(args.split, 0, args.corpus, args.files)
         mix = {c: sum(len(t.gold) in r for t in every) for c, r in CLASSES.items()}
         a, b = weighted(tasks, new, mix), weighted(tasks, old, mix)
         print(f"\nweighted by the split's own mix of lengths ({mix}): top-1 / top-10 / CER "

@@ -1,14 +1,16 @@
-"""Write builtin:latin's lexicon and memories into a model folder, as ``infill train latin``
-writes them at the end of a run (:func:`infill.training.latin.write_memories`), from the run's
-own training split -- for a snapshot, or to try another size.
+"""Write builtin:latin's lexicon and memories into a model folder from the EDH training split
+(:func:`infill.training.latin.write_memories`) -- for a snapshot of a run, or to try another
+size.
 
-    OMP_NUM_THREADS=1 python benchmarks/latin_memories.py --run runs/latin \\
-        --out data/models/latin [--chars 600000 --min-count 2]
+    OMP_NUM_THREADS=1 python benchmarks/latin_memories.py --inscriptions EDH_DIR \\
+        --out data/models/latin [--chars 600000 --min-count 2 --lexicon-min 2]
 
-The training examples are rebuilt exactly as the run made them (its recorded options and
-``split.json``; a run stopped before its record: ``--corpus``, ``--inscriptions``,
-``--max-length``, ``--copies``); the inscriptions' texts are the training split of ``--inscriptions`` (the run's
-folder by default) read by the EpiDoc reader. Prints each file's size.
+The inscriptions' texts are the training split (seed 0, 80/10/10 by inscription) read by the
+EpiDoc reader, as ``infill train latin --inscriptions`` reads them (``--texts FILE``: a JSON list
+of them already read, written by ``--save-texts FILE``). Unlike the end of ``infill train
+latin``, the lexicon holds the words of the inscriptions only (each inscription once), not of
+the literary windows: a builtin restores inscriptions, and the literature's 300,000 word forms
+would triple the file. Prints each file's size.
 """
 from __future__ import annotations
 
@@ -19,40 +21,29 @@ from pathlib import Path
 
 from infill.data.inscriptions import iospe_split, training_texts
 from infill.data.latin import LATIN
-from infill.data.splits import build_examples
-from infill.training.latin import MEMORY_CHARS, MIN_COUNT, write_memories
+from infill.training import latin
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--run", type=Path, required=True, help="the training run's folder")
+    ap.add_argument("--inscriptions", type=Path, required=True, help="the EDH folder")
     ap.add_argument("--out", type=Path, required=True, help="the model folder to write into")
-    ap.add_argument("--inscriptions", default=None)
-    ap.add_argument("--corpus", default=None, help="the run's corpus (default: its record)")
-    ap.add_argument("--max-length", type=int, default=512)
-    ap.add_argument("--copies", type=int, default=4)
-    ap.add_argument("--chars", type=int, default=MEMORY_CHARS)
-    ap.add_argument("--min-count", type=int, default=MIN_COUNT)
+    ap.add_argument("--texts", type=Path, default=None)
+    ap.add_argument("--save-texts", type=Path, default=None)
+    ap.add_argument("--chars", type=int, default=latin.MEMORY_CHARS)
+    ap.add_argument("--min-count", type=int, default=latin.MIN_COUNT)
+    ap.add_argument("--lexicon-min", type=float, default=1.0)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    record = args.run / "train_info.json"     # written when the run ended normally
-    info = json.loads(record.read_text()) if record.is_file() else \
-        {"model": {"max_length": args.max_length, "inscription_copies": args.copies}}
-    options = info["model"]
-    corpus = args.corpus or info.get("corpus")
-    folder = args.inscriptions or options.get("inscriptions")
-    if corpus is None or folder is None:
-        raise SystemExit("error: the run has no train_info.json: give --corpus and "
-                         "--inscriptions (and --max-length, --copies as it was trained)")
-    split = json.loads((args.run / "split.json").read_text())
-    examples = build_examples("latin", corpus, {**options, "inscriptions": folder},
-                              args.run).examples
-    train = [examples[i] for i in split["train"]]
-    texts = training_texts(iospe_split(folder)["train"])
-    print(f"{len(train):,} training examples, {len(texts):,} training inscriptions "
-          f"({sum(map(len, texts)):,} characters); {time.perf_counter() - t0:.0f} s", flush=True)
+    texts = json.loads(args.texts.read_text(encoding="utf-8")) if args.texts else \
+        training_texts(iospe_split(args.inscriptions)["train"])
+    if args.save_texts:
+        args.save_texts.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
+    print(f"{len(texts):,} training inscriptions ({sum(map(len, texts)):,} characters); "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    write_memories(args.out, train, texts, LATIN, args.chars, args.min_count)
+    latin.LEXICON_MIN = args.lexicon_min
+    latin.write_memories(args.out, texts, texts, LATIN, args.chars, args.min_count)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
         print(f"{f}: {(args.out / f).stat().st_size / 2 ** 20:.1f} MiB")
     print(f"{time.perf_counter() - t0:.0f} s")

@@ -46,10 +46,16 @@ def epidoc_folder(data: str, root: str | None = None) -> Path | None:
     return None
 
 
-def tasks_for(folder: Path, split: str, lengths: list[int]) -> list[Task]:
-    """Every supplement task of a part, in file order then text order."""
+def tasks_for(folder: Path, split: str, lengths: list[int], files: int = 0) -> list[Task]:
+    """Every supplement task of a part, in file order then text order; ``files`` > 0: of a
+    seeded sample (seed 0) of that many of the part's files only (a large corpus, EDH)."""
+    import random
+
     wanted = set(lengths)
-    return [t for f in _part(folder, split)
+    paths = _part(folder, split)
+    if 0 < files < len(paths):
+        paths = sorted(random.Random(0).sample(paths, files))
+    return [t for f in paths
             for t in supplement_tasks(read_edition(f, require_text=False), wanted)]
 
 

@@ -44,7 +44,9 @@ class LatinFamily(GreekFamily):
         """The memories of :func:`write_memories`: of the training inscriptions, or without
         them of the first :data:`~infill.training.greek.PHRASE_CHARS` characters of training
         windows (names are not written: EDH marks none)."""
-        write_memories(Path(out), train, self.memory_texts(train), self.alphabet)
+        a = self.alphabet
+        words = (a.decode(ex) for ex in train)
+        write_memories(Path(out), words, self.memory_texts(train), a)
 
 
 def memory_sample(texts: list[str], chars: int = MEMORY_CHARS, seed: int = 0) -> list[str]:
@@ -67,13 +69,13 @@ def pruned(memory, min_count: int = MIN_COUNT):
     return memory
 
 
-def write_memories(out: Path, train: list[list[int]], texts: list[str], alphabet=LATIN,
+def write_memories(out: Path, words, texts: list[str], alphabet=LATIN,
                    chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT) -> None:
-    """``out/lexicon.tsv`` (the words of the training examples ``train`` held at least
-    :data:`LEXICON_MIN` times), ``phrases.safetensors`` and ``shapes.safetensors`` (of a
-    seeded sample of ``chars`` characters of ``texts``, entries counted ``min_count`` times
-    or more) and ``pairs.tsv`` (the word pairs of all ``texts`` seen ``min_count`` times or
-    more)."""
+    """``out/lexicon.tsv`` (the words of the texts ``words`` -- ``infill train``: its
+    training examples, as the network saw them -- held at least :data:`LEXICON_MIN` times),
+    ``phrases.safetensors`` and ``shapes.safetensors`` (of a seeded sample of ``chars``
+    characters of the inscriptions' ``texts``, entries counted ``min_count`` times or more) and
+    ``pairs.tsv`` (the word pairs of all ``texts`` seen ``min_count`` times or more)."""
     from infill.data.greek import word_weights
     from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
     from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
@@ -81,7 +83,7 @@ def write_memories(out: Path, train: list[list[int]], texts: list[str], alphabet
     from infill.models.shapes import SHAPES_FILE, build_shapes
 
     a = alphabet
-    weights = word_weights((a.decode(ex) for ex in train), a)
+    weights = word_weights(words, a)
     build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, a,
                   LEXICON_BETA).save(out / LEXICON_FILE, a)
     sample = memory_sample(texts, chars)
