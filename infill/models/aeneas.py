@@ -436,15 +436,21 @@ class AeneasMaskedLM(MaskedLM):
     def log_probs(self, input_ids, attention_mask, positions):
         return torch.log_softmax(self.logits(input_ids, attention_mask, positions), dim=-1)
 
+    @row_chunked
     @torch.inference_mode()
+    def _mask_and_unk(self, input_ids, attention_mask, positions):
+        t = self._torso_at(input_ids, attention_mask, positions)
+        return torch.cat([self.model.mask_logits(t).float(), self.model.unk(t).float()], -1)
+
     def restoration_log_probs(self, input_ids, attention_mask, positions,
                               temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         """([R, P, V] log-softmax of the restoration logits / ``temperature``, [R, P, 2]
-        log-softmax of the unknown-length logits) at ``positions``: one forward pass, float32."""
-        t = self._torso_at(input_ids, attention_mask, positions)
-        mask = self.model.mask_logits(t).float()
-        return (torch.log_softmax(mask / temperature, dim=-1),
-                torch.log_softmax(self.model.unk(t).float(), dim=-1))
+        log-softmax of the unknown-length logits) at ``positions``: one forward pass (in chunks
+        of rows on a CPU), float32."""
+        both = self._mask_and_unk(input_ids, attention_mask, positions)
+        V = self.vocab_size
+        return (torch.log_softmax(both[..., :V] / temperature, dim=-1),
+                torch.log_softmax(both[..., V:], dim=-1))
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def prepared(self, text: str, strip: bool = True) -> str:
