@@ -19,7 +19,7 @@ from infill.errors import LongInputWarning
 from infill.filling.decoders import run_decoder
 from infill.filling.defaults import resolve_fill
 from infill.filling.planner import fill_resolved, length_buckets, text_list
-from infill.filling.request import FillRequest
+from infill.filling.request import UNSET, FillRequest
 from infill.filling.results import Completion, FillResult, Position, complete
 from infill.filling.tokens import decode
 from infill.models import load_model as _load_model
@@ -53,12 +53,11 @@ def wrap_hf(model, tokenizer) -> MaskedLM:
 def _request(request: FillRequest | None, gap, top_k, options: dict) -> FillRequest:
     """The request of a call: ``request`` with ``gap``, ``top_k`` (when given) and the keyword
     ``options`` applied (:meth:`FillRequest.of`)."""
-    given = {k: v for k, v in (("gap", gap), ("top_k", top_k)) if v is not None}
-    return FillRequest.of(request, **given, **options)
+    return FillRequest.of(request, gap=gap, top_k=top_k, **options)
 
 
 def fill(model: MaskedLM, text: "str | Sequence[str]",
-         gap: "int | str | tuple | list | None" = None, top_k: int | None = None,
+         gap: "int | str | tuple | list | None" = UNSET, top_k: int = UNSET,
          request: FillRequest | None = None, **options) -> list[list[Completion]]:
     """Fill every gap marker in ``text`` (a string or a list of strings) with ``gap`` tokens each
     (None: the model's recommended gap, :mod:`infill.filling.defaults` -- builtin:english: one whole
@@ -92,7 +91,7 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
 
 
 def fill_each(model: MaskedLM, texts: Sequence[str],
-              gap: "int | str | tuple | list | None" = None, top_k: int | None = None,
+              gap: "int | str | tuple | list | None" = UNSET, top_k: int = UNSET,
               request: FillRequest | None = None, _raise: bool = False,
               **options) -> list[FillResult]:
     """:func:`fill` for many inputs, one :class:`FillResult` each: an input that cannot be

@@ -221,15 +221,25 @@ def _step_logq(model, order: Order, scorer: Scorer, x, attn, slots, unfilled, al
     Returns (row [M], slot [M], logq [M, V])."""
     lq_all = model.log_probs(x, attn, slots) if order.reads_all else None    # [R, P, V]
     row, slot = order.moves(unfilled, lq_all, allowed)
+    return row, slot, move_logq(model, scorer, x, attn, slots, unfilled, owner, row, slot,
+                                lq_all)
+
+
+def move_logq(model, scorer: Scorer, x, attn, slots, unfilled, owner, row, slot, lq_all=None,
+              call=None) -> torch.Tensor:
+    """log q [M, V] of each move (row [M], slot [M]) of a step: from the scorer's own context
+    pass when it asks for one, else from the step's pass over every slot (``lq_all``, when the
+    order read them), else from a pass at the move's position. ``call(ids, attention,
+    positions)``: the model call (default ``model.log_probs``); the engine's step and the
+    exact score of a fixed filling (:mod:`infill.decoding.fixed`) share this."""
+    call = call if call is not None else model.log_probs
     ctx = scorer.context(Context(x[row], slots[row], unfilled[row], slot, owner[row]))
     pos = slots[row].gather(1, slot[:, None])
     if ctx is not None:
-        logq = model.log_probs(ctx, attn[row], pos)[:, 0]
-    elif lq_all is not None:
-        logq = lq_all[row.to(lq_all.device), slot.to(lq_all.device)]
-    else:
-        logq = model.log_probs(x[row], attn[row], pos)[:, 0]
-    return row, slot, logq
+        return call(ctx, attn[row], pos)[:, 0]
+    if lq_all is not None:
+        return lq_all[row.to(lq_all.device), slot.to(lq_all.device)]
+    return call(x[row], attn[row], pos)[:, 0]
 
 
 def _decode(model: MaskedLM, seqs, gaps, allowed_in, search: Search, groups=None

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import torch
 
-from infill.decoding.engine import Search
+from infill.decoding.engine import Search, move_logq
 from infill.decoding.proposals import KeyedRNG
-from infill.decoding.scorers import Context, Setup, Step
+from infill.decoding.scorers import Setup, Step
 from infill.errors import InputError
 from infill.models.base import MaskedLM, pad_batch
 
@@ -114,18 +114,11 @@ def _calls(model: MaskedLM, x: torch.Tensor, attn: torch.Tensor, pos: torch.Tens
 
 
 def _moves_logq(model, search: Search, x, attn, slots, unfilled, owner, moves):
-    """log q [M, V] of each move (row [M], slot [M]) -- from the step's pass ``lq_all`` when the
-    order read every slot, else a pass at the move's position -- or from the scorer's own
-    context pass; then the scorer's update [M, V]."""
+    """log q [M, V] of each move (row [M], slot [M]; the engine's :func:`~infill.decoding.engine.
+    move_logq`, in calls of :data:`ROWS_PER_CALL` rows) and the scorer's update [M, V]."""
     row, slot, lq_all = moves
-    ctx = search.scorer.context(Context(x[row], slots[row], unfilled[row], slot, owner[row]))
-    pos = slots[row].gather(1, slot[:, None])
-    if ctx is not None:
-        logq = _calls(model, ctx, attn[row], pos)[:, 0]
-    elif lq_all is not None:
-        logq = lq_all[row, slot]
-    else:
-        logq = _calls(model, x[row], attn[row], pos)[:, 0]
+    logq = move_logq(model, search.scorer, x, attn, slots, unfilled, owner, row, slot, lq_all,
+                     call=lambda ids, att, pos: _calls(model, ids, att, pos))
     step = Step(logq=logq, slot=slot, owner=owner[row], keys=torch.zeros(len(row),
                 dtype=torch.long), index=0, rng=KeyedRNG(search.seed),
                 generator=torch.Generator().manual_seed(search.seed))

@@ -16,7 +16,11 @@ from infill.fields import MAX_BATCH_SIZE, Request, option
 from infill.data.letters import check_letters
 from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
 
-__all__ = ["FillRequest", "MAX_GAP_DIGITS", "check_gap_text"]
+__all__ = ["FillRequest", "MAX_GAP_DIGITS", "NOT_FOR", "UNSET", "check_applies",
+           "check_gap_text"]
+
+UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>", "__slots__": ()})()
+"""A keyword not given (None is a value: ``gap=None`` asks for the model's gap)."""
 
 
 def _gap_checked_later(gap) -> bool:
@@ -119,9 +123,11 @@ class FillRequest(Request):
     def of(cls, request: "FillRequest | None" = None, **options) -> "FillRequest":
         """``request`` (default: the defaults) with keyword ``options`` applied: a fill option (a
         field here; ``config=``: a whole :class:`DecodeConfig`) or a decoding option (a field of
-        DecodeConfig: ``beam_size=``, ``scorer=``, ...), which goes into ``config``. What the
-        Python API's keywords become; unknown keywords raise :class:`ConfigError`."""
+        DecodeConfig: ``beam_size=``, ``scorer=``, ...), which goes into ``config``; a keyword
+        :data:`UNSET` is not given. What the Python API's keywords become; unknown keywords
+        raise :class:`ConfigError`."""
         mine = set(cls.fields()) | set(cls.RENAMED)
+        options = {k: v for k, v in options.items() if v is not UNSET}
         fill = {k: v for k, v in options.items() if k in mine}
         decoding = {k: v for k, v in options.items() if k not in mine}
         request = cls.from_options(request, **fill)

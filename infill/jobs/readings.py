@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infill.errors import InfillError, InputError
-from infill.filling.request import FillRequest, check_applies
+from infill.filling.request import UNSET, FillRequest, check_applies
 from infill.reading_scores import Candidate, ReadingsResult, as_candidates
 
 __all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
@@ -27,7 +27,7 @@ APP_MARKER = "\x00"
 """The marker of an ``<app>`` lacuna in the edition's text (a character no edition holds)."""
 
 
-def readings(model, text: str, readings, gap=None, top_k: int | None = None,
+def readings(model, text: str, readings, gap=UNSET, top_k: int = UNSET,
              request: FillRequest | None = None, name: str | None = None,
              **options) -> ReadingsResult:
     """Score the ``readings`` of each lacuna of ``text`` (per lacuna, in order: a ``'a|b'``
@@ -41,8 +41,7 @@ def readings(model, text: str, readings, gap=None, top_k: int | None = None,
     from infill.jobs.fill import prepare
     from infill.jobs.inputs import as_inputs
 
-    given = {k: v for k, v in (("gap", gap), ("top_k", top_k)) if v is not None}
-    request = FillRequest.of(request, **given, **options)
+    request = FillRequest.of(request, gap=gap, top_k=top_k, **options)
     check_applies(request, "readings")
     cands = as_candidates(readings)
     if not isinstance(text, str) or not text.strip():
