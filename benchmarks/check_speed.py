@@ -67,13 +67,16 @@ def main() -> None:
     n, secs = per_position(a.chars)
     wait, line = refusal(a.long)
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    load = os.getloadavg()[0]
     row = (f"| {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC | {a.chars:,} | {n:,} | "
-           f"{1000 * secs / n:.0f} | {secs:.0f} | {a.long:,} | {wait:.1f} s | {threads} |")
+           f"{1000 * secs / n:.0f} | {secs:.0f} | {a.long:,} | {wait:.1f} s | {threads} | "
+           f"{load:.1f} / {os.cpu_count()} |")
     if not OUT.exists():
         OUT.write_text("# `infill check` on texts longer than the model (builtin:greek)\n\n"
                        "Written by `benchmarks/check_speed.py`.\n\n"
                        "| when | chars | positions | ms / position | s | refused text | "
-                       "refused in | OMP threads |\n|---|---|---|---|---|---|---|---|\n")
+                       "refused in | OMP threads | load / CPUs |\n"
+                       "|---|---|---|---|---|---|---|---|---|\n")
     with OUT.open("a") as f:
         f.write(row + "\n")
     print(row)

@@ -85,7 +85,7 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
 
 MAX_CHECK_POSITIONS = 2_000
 """Checked positions of one input longer than the model (``INFILL_MAX_CHECK_POSITIONS``): each is
-one pass of the model over a full window (builtin:greek, 512 characters: 65 ms on a free CPU
+one pass of the model over a full window (builtin:greek, 511 characters: 65 ms or more a CPU
 core, benchmarks/results/check_long_texts.md), so more is refused at once, not left to run for
 many minutes without a word."""
 
@@ -100,7 +100,8 @@ def bounded(model: MaskedLM, reading: Reading) -> Reading:
     n = len(reading.checked)
     if n > limit and len(reading.ids) > model.max_length:
         raise InputError(f"{n:,} positions to check, over the limit of {limit:,} for a text "
-                         f"longer than the model ({model.max_length:,} {model.unit}): each is one "
+                         f"longer than the model ({model.max_length - model.n_added():,} "
+                         f"{model.unit}): each is one "
                          "pass of the model over a whole window; check the text in parts, or set "
                          "INFILL_MAX_CHECK_POSITIONS to raise it")
     return reading

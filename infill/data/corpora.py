@@ -94,8 +94,9 @@ def resolve_corpus(spec: str, root: str | Path | None = None
         base = data_root(root)
         missing = next((f for f in c.files if base is None or not (base / f).is_file()), None)
         if missing is not None and base is not None and missing in FILE_HINTS:
-            raise InputError(f"corpus {spec!r} not found: {base / missing} is missing; "
-                             f"{FILE_HINTS[missing]} ({DOCS})", field="data_root")
+            raise InputError(f"corpus {spec!r} not found: {base / missing} is missing; {DOCS} "
+                             f"says where each file comes from: {FILE_HINTS[missing]}",
+                             field="data_root")
         if missing is not None:
             where = f"{base / missing}" if base is not None else "no data folder found"
             raise InputError(f"corpus {spec!r} not found ({where}); pass 'data_root' DIR or set "

@@ -97,7 +97,7 @@ def test_check_of_a_long_text_is_bounded_at_once(runner, greek_char_dir, monkeyp
     monkeypatch.setenv("INFILL_MAX_CHECK_POSITIONS", "150")
     r = runner.invoke(main, ["check", "--model", greek_char_dir, text])
     one_error(r, "190 positions to check, over the limit of 150 for a text longer than the "
-                 "model (48 characters)", "INFILL_MAX_CHECK_POSITIONS")
+                 "model (47 characters)", "INFILL_MAX_CHECK_POSITIONS")
     monkeypatch.setenv("INFILL_MAX_CHECK_POSITIONS", "190")
     r = runner.invoke(main, ["check", "--model", greek_char_dir, "--json", text])
     assert r.exit_code == 0, r.output
