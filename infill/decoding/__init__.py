@@ -7,6 +7,7 @@
 - :mod:`infill.decoding.proposals` tempered / nucleus distributions and seeded draws (shared with MCMC)
 - :mod:`infill.decoding.windows`   context windows for inputs longer than the model's maximum
 - :mod:`infill.decoding.lengths`   gaps of uncertain length and whole-word gaps, ranked together
+- :mod:`infill.decoding.aeneas`    Aeneas's own search: ``?`` gaps and ``#`` lacunae of unknown length
 
 Kept free of imports (the registries are read without torch). No module here imports
 :mod:`infill.config`: the engine takes its parts (:class:`~infill.decoding.engine.Search`), which

@@ -131,8 +131,8 @@ class _Children:
     done: np.ndarray
     logq: np.ndarray
     pos: np.ndarray
-    parents: np.ndarray = None
-    lengths: np.ndarray = None
+    parents: np.ndarray | None = None
+    lengths: np.ndarray | None = None
 
 
 def _expand(beam: list[_Hyp], lm: np.ndarray, lu: np.ndarray, cands: np.ndarray, codes: dict,
