@@ -5,7 +5,7 @@ A restoration's stated probability is the first completion's share of the beam's
 temperature T (:func:`infill.filling.calibration.calibrated`, what the readings report); it is
 right when that completion is the editor's supplement. The restorations and their scores come
 from ``benchmarks/iospe_lengths_report.py``'s caches (``--out``: one row per supplement with its
-ten ``fills`` and ``scores``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
+ten ``fills`` and ``scores``) or ``benchmarks/iospe_mbr.py``'s (``scored.validation.jsonl``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
 or an EpiDoc folder); ``--fit`` names the sets T is fitted on (the T in [0.25, 8] of least
 negative log-likelihood of top-1 correctness, averaged over the sets so that each corpus weighs
 the same, on a grid of 0.01), the others are only measured:
@@ -41,6 +41,10 @@ def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
     rows = {}
     for line in Path(cache).read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
+        if "score" in row and "scores" not in row:     # iospe_mbr.py's cache: beam order
+            order = sorted(range(len(row["score"])), key=lambda i: -row["score"][i])
+            row = {"key": row["key"], "fills": [row["fills"][i] for i in order],
+                   "scores": [row["score"][i] for i in order]}
         if "scores" in row and row["key"] in gold and row["fills"]:
             rows[row["key"]] = row
     scores = [rows[k]["scores"] for k in sorted(rows)]
