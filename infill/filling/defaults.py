@@ -22,7 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from infill.errors import ModelLoadError
+from infill.config import ORDERS, SCORERS, DecodeConfig
+from infill.data.builtins import builtin_path, models_dir
+from infill.data.files import read_json
+from infill.decoding.lengths import LENGTH_SCORES, parse_length
+from infill.errors import InfillError, ModelLoadError
+from infill.filling.calibration import MAX_TEMPERATURE
+from infill.names import LENGTH_BEAMS, RERANKS
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
@@ -134,7 +140,6 @@ def ranks_lengths(gap) -> bool:
 
 def _folder(model) -> tuple[Path | None, str]:
     """The model's folder and its label (``builtin:NAME`` for a builtin, else its path)."""
-    from infill.data.builtins import builtin_path, models_dir
     name = str(getattr(model, "name", model))
     try:
         path = builtin_path(name) if name.startswith("builtin:") else Path(name).expanduser()
@@ -155,8 +160,6 @@ def recommendation(model) -> Recommendation:
     """The model's recommendation (a loaded model or a name/path), from its ``defaults.json``,
     or the one a loaded model carries itself (``recommends``: an Aeneas checkpoint's own search);
     :data:`LIBRARY_DEFAULTS` when it records none. A malformed file is a :class:`ModelLoadError`."""
-    from infill.config import ORDERS, SCORERS
-    from infill.data.files import read_json
     own = getattr(model, "recommends", None)
     if isinstance(own, dict):
         return Recommendation(**own, source=str(getattr(model, "name", "the model")))
@@ -180,7 +183,6 @@ def recommendation(model) -> Recommendation:
 
 
 def _temperature(value, path: Path) -> float | None:
-    from infill.filling.calibration import MAX_TEMPERATURE
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
@@ -191,7 +193,6 @@ def _temperature(value, path: Path) -> float | None:
 
 
 def _length_score(kind, path: Path) -> str | None:
-    from infill.decoding.lengths import LENGTH_SCORES
     if kind is not None and kind not in LENGTH_SCORES:
         raise ModelLoadError(f"{path}: \"length_score\" must be one of {', '.join(LENGTH_SCORES)}, "
                              f"got {kind!r}")
@@ -199,7 +200,6 @@ def _length_score(kind, path: Path) -> str | None:
 
 
 def _length_beam(kind, path: Path) -> str | None:
-    from infill.names import LENGTH_BEAMS
     if kind is not None and kind not in LENGTH_BEAMS:
         raise ModelLoadError(f"{path}: \"length_beam\" must be one of {', '.join(LENGTH_BEAMS)}, "
                              f"got {str(kind)[:40]!r}")
@@ -207,7 +207,6 @@ def _length_beam(kind, path: Path) -> str | None:
 
 
 def _rerank(kind, path: Path) -> str | None:
-    from infill.names import RERANKS
     if kind is not None and kind not in RERANKS:
         raise ModelLoadError(f"{path}: \"rerank\" must be one of {', '.join(RERANKS)}, "
                              f"got {str(kind)[:40]!r}")
@@ -218,8 +217,6 @@ def _gap(gap, path: Path) -> int | str | None:
     """A recommended gap length as :func:`~infill.decoding.lengths.parse_length` reads one."""
     if gap is None:
         return None
-    from infill.decoding.lengths import parse_length
-    from infill.errors import InfillError
     try:
         parsed = parse_length(gap) if isinstance(gap, (int, str)) and gap is not True else None
     except InfillError:
@@ -240,7 +237,6 @@ def resolve_defaults(model, config=None):
     the model's recommendation for beam search; a sampling baseline scores with the standard
     update (METHODS §1.1); the AG decoder has no scorer. Returns ``(config, Defaults)``, the
     :class:`Defaults` naming the options that took the model's recommendation."""
-    from infill.config import DecodeConfig
     config = DecodeConfig() if config is None else config
     rec = recommendation(model)
     values, rules = {}, {}

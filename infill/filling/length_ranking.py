@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from infill.decoding import pll
 from infill.errors import ConfigError
+from infill.progress import progress as bar_for
 from infill.names import LENGTH_SCORES
 
 __all__ = ["rank"]
@@ -87,7 +89,6 @@ def rank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seque
     cands = [_candidate(model, kind, f, g) for f, g in zip(filled, gaps)]
     for c, b in zip(cands, base if base is not None else ()):
         c.base = float(b)
-    from infill.progress import progress as bar_for
     total = sum(len(c.where) for c in cands)
     with bar_for(total=total, desc="lengths", unit="row", enabled=progress, leave=False) as bar:
         _schedule(model, cands, top_k, exhaustive, bar)
@@ -124,16 +125,15 @@ def _top(indices, values, k: int) -> list[tuple[int, float]]:
 def _candidate(model, kind: str, filled: Sequence[int], gaps: Sequence[int]) -> _Candidate:
     """A completion ready to be scored block by block (cut to
     :data:`infill.decoding.pll.PLL_REACH` of its gaps)."""
-    from infill.decoding.pll import near_gaps, scored_positions, word_rests
 
-    cut, at = near_gaps(model, [int(t) for t in filled], list(gaps))
+    cut, at = pll.near_gaps(model, [int(t) for t in filled], list(gaps))
     ids = torch.tensor([cut], dtype=torch.long)
-    where = scored_positions(model, cut) if kind == "pll" else sorted(at)
+    where = pll.scored_positions(model, cut) if kind == "pll" else sorted(at)
     hidden = None
     if kind == "pll-word":
         scored = torch.zeros(ids.shape, dtype=torch.bool)
         scored[0, where] = True
-        hidden = word_rests(model, ids, scored)
+        hidden = pll.word_rests(model, ids, scored)
     return _Candidate(ids, list(where), sorted(at), hidden,
                       torch.zeros(len(cut), dtype=torch.float64))
 
@@ -162,13 +162,12 @@ def _order(cand: _Candidate, pilot: _Candidate) -> list[int]:
 
 def _advance(model, cand: _Candidate) -> int:
     """Score the candidate's next block (one forward call); the rows it took."""
-    from infill.decoding.pll import energy_terms
 
     block = cand.blocks[cand.done]
     scored = torch.zeros(cand.ids.shape, dtype=torch.bool)
     scored[0, block] = True
     attn = torch.ones(cand.ids.shape, dtype=torch.bool)
-    terms = energy_terms(model, cand.ids, attn, scored, "local", len(block), cand.hidden)
+    terms = pll.energy_terms(model, cand.ids, attn, scored, "local", len(block), cand.hidden)
     cand.terms[block] = -terms[0, block]
     cand.done += 1
     return len(block)

@@ -26,7 +26,9 @@ from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongIn
 from infill.filling.decoders import DECODERS, run_decoder
 from infill.filling import own_search
 from infill.filling.defaults import Defaults
+from infill.filling.length_ranking import rank
 from infill.filling.request import FillRequest
+from infill.filling.reranking import rerank
 from infill.filling.results import Completion, FillResult, complete
 from infill.models.base import Encoding, MaskedLM
 
@@ -259,8 +261,6 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
     ``top_k`` (:func:`infill.filling.length_ranking.rank`, exact)."""
     if not items or (not several and ranking == "off"):
         return [complete(model, var.encoding, h) for var, h in items[:top_k]]
-    from infill.filling.length_ranking import rank
-    from infill.filling.reranking import rerank
     filled = [filled_ids(var, h) for var, h in items]
     gaps = [var.encoding.positions for var, _ in items]
     scores = [h.score for _, h in items]

@@ -33,9 +33,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from infill.errors import ConfigError
+from infill.lazy import LazyModule
 from infill.names import RERANKS
 
 __all__ = ["RERANKS", "rerank"]
+
+length_ranking = LazyModule("infill.filling.length_ranking")     # torch: imported when it ranks
 
 
 def rerank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Sequence[int]],
@@ -45,11 +48,10 @@ def rerank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seq
     order. ``filled``: each completion's ids (gaps filled); ``gaps``: its gap positions;
     ``scores``: the decoder's scores; ``kind``: a name of :data:`RERANKS` other than ``off``;
     ``exhaustive``: score every completion in full (the reference)."""
-    from infill.filling.length_ranking import rank
 
     if kind not in RERANKS or kind == "off":
         raise ConfigError(f"unknown rerank {kind!r}; choose from {', '.join(RERANKS)}",
                           field="rerank")
-    best = rank(model, kind, filled, gaps, scores, [0] * len(filled), top_k,
-                exhaustive=exhaustive, base=scores)
+    best = length_ranking.rank(model, kind, filled, gaps, scores, [0] * len(filled), top_k,
+                               exhaustive=exhaustive, base=scores)
     return [(j, v / 2) for j, v in best]

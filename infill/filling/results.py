@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from infill.config import DecodeConfig
+from infill.data.accents import in_users_script
 from infill.filling.defaults import Defaults, config_json
 
 if TYPE_CHECKING:
@@ -150,7 +151,6 @@ def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
                                       step=int(hyp.steps[i]) if hyp.steps else -1))
     text, fills, accented = r.text, list(r.fills), []
     if getattr(model, "alphabet", None) is not None:      # Greek characters: the user's script
-        from infill.data.accents import in_users_script
         text, fills, accented = in_users_script(r.text, r.spans)
     return Completion(text=text, fills=tuple(fills), tokens=tuple(hyp.tokens), score=hyp.score,
                       positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans),

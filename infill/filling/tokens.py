@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from infill.config import DecodeConfig
+from infill.decoding.letters import position_masks
 from infill.errors import ConfigError, InputError
 from infill.filling.decoders import run_decoder
 from infill.models.base import MaskedLM
@@ -90,7 +91,6 @@ def _decode_letters(model: MaskedLM, rows: list[list[int]], positions, letters, 
     """Per input the [n, V] masks of ``letters`` at its gap positions (None: no letters)."""
     if letters is None:
         return None
-    from infill.decoding.letters import position_masks
     per = [letters] if single else list(letters) if isinstance(letters, Sequence) else None
     if per is None or len(per) != len(rows):
         raise InputError("letters: one {position: letters} dict per input when decoding several",

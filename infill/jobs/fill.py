@@ -17,10 +17,16 @@ from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_le
                                  read_letters, reads_leiden, reads_letters)
 from infill.filling.request import FillRequest, check_gap_text  # noqa: F401 - the job's request
 
-if TYPE_CHECKING:      # what a fill runs with loads when it runs, not for `infill run --help`
-    from infill.filling.results import FillResult
+from infill.lazy import LazyModule
+
+if TYPE_CHECKING:
     from infill.filling.defaults import Defaults
+    from infill.filling.results import FillResult
     from infill.parallel import Shard
+
+_defaults = LazyModule("infill.filling.defaults")    # what a fill runs with loads when it runs,
+_results = LazyModule("infill.filling.results")      # not for `infill run --help`
+_sharding = LazyModule("infill.jobs.sharding")
 
 __all__ = ["FillRequest", "InputFill", "FillRun", "fill_inputs"]
 
@@ -94,17 +100,17 @@ class FillRun:
     def ranks_lengths(self) -> bool:
         """Whether some input ranks fills of several lengths (the request's gap, or an input's
         own, a Leiden ``[c.5]``)."""
-        from infill.filling.defaults import ranks_lengths
-        return ranks_lengths(self.request.gap) or any(
-            r.gap is not None and ranks_lengths(list(r.gap) if isinstance(r.gap, tuple) else r.gap)
+        return _defaults.ranks_lengths(self.request.gap) or any(
+            r.gap is not None
+            and _defaults.ranks_lengths(list(r.gap) if isinstance(r.gap, tuple) else r.gap)
             for r in self.inputs)
 
     @property
     def reranks(self) -> bool:
         """Whether completions of one length are reranked (:mod:`infill.filling.reranking`): ``rerank``
         is not ``off`` and the request's gap is one length."""
-        from infill.filling.defaults import ranks_lengths
-        return self.request.rerank not in (None, "off") and not ranks_lengths(self.request.gap)
+        return self.request.rerank not in (None, "off") and \
+            not _defaults.ranks_lengths(self.request.gap)
 
     def batches(self) -> list[list[Input]]:
         """The inputs in batches of ``batch_size`` (each decoded in one call), the first input
@@ -116,9 +122,8 @@ class FillRun:
     def decoded(self) -> Iterator[list[InputFill]]:
         """Each batch's fills as soon as its round of torchrun ranks is done (rank r decodes
         batches r, r + N, ...), in input order on rank 0."""
-        from infill.jobs.sharding import in_rounds
         batches = self.batches()
-        yield from in_rounds(batches, self._decode, self.shard)
+        yield from _sharding.in_rounds(batches, self._decode, self.shard)
 
     def __iter__(self) -> Iterator[InputFill]:
         for batch in self.decoded():
@@ -127,7 +132,7 @@ class FillRun:
     def _decode(self, batch: list[Input]) -> list[InputFill]:
         """One batch: inputs whose gap lengths and letter sets agree are decoded together (one
         call)."""
-        from infill.filling.planner import fill_resolved
+        from infill.filling.planner import fill_resolved      # torch: when a batch decodes
         groups: dict[str, tuple[Any, Any, list[Input]]] = {}
         for r in batch:
             if r.text is not None:
@@ -142,9 +147,8 @@ class FillRun:
         return [self._outcome(r, by_id.get(id(r))) for r in batch]
 
     def _outcome(self, r: Input, res: FillResult | None) -> InputFill:
-        from infill.filling.results import FillResult
         if res is None:                 # not decoded: how it was read failed
-            res = FillResult(r.text, [], r.error, defaults=self.defaults,
+            res = _results.FillResult(r.text, [], r.error, defaults=self.defaults,
                              config=self.config, gap=self.request.gap if r.gap is None else r.gap)
         elif r.notes:                   # how the input was read comes first
             res.notes = [*r.notes, *res.notes]
@@ -164,8 +168,7 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
     (:func:`~infill.jobs.inputs.reads_leiden`). An input that cannot be read or filled gets its
     error (:meth:`InputFill.failure` names it); the others go on. Returns the
     :class:`FillRun`; iterating it decodes."""
-    from infill.filling.defaults import resolve_fill
-    request, defaults = resolve_fill(model, FillRequest.of(request, **options))
+    request, defaults = _defaults.resolve_fill(model, FillRequest.of(request, **options))
     read, warnings = prepare(model, as_inputs(inputs), request)
     return FillRun(model, read, request, defaults, name, warnings, shard)
 
