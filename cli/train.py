@@ -21,8 +21,8 @@ CLI = {
     "mask_rate": dict(type=float), "epochs": dict(type=float), "time_budget": dict(type=float),
     # None: the family's default (infill.training.train_request)
     "damage_rate": dict(type=float, default=None), "lr": dict(type=float, default=None),
-    "inscriptions": dict(type=SafePath(file_okay=False, exists=True), multiple=True,
-                         default=()),     # several folders: the flag repeated
+    "inscriptions": dict(type=SafePath(file_okay=False, exists=True),
+                         multiple=True),  # several folders: the flag repeated (none: ())
 }
 """Where a flag is not the field's plain ``field_option``: its own click settings, a shared
 option, or None (made with another)."""
