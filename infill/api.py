@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from infill.config import DecodeConfig
-from infill.errors import LongInputWarning
+from infill.errors import ConfigError, LongInputWarning
 from infill.filling.decoders import run_decoder
 from infill.filling.defaults import resolve_fill
 from infill.filling.planner import fill_resolved, length_buckets, text_list
@@ -101,4 +101,9 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     here (:func:`~infill.filling.defaults.resolve_fill`; ``FillResult.defaults``); an explicit
     choice always wins."""
     request, defaults = resolve_fill(model, _request(request, gap, top_k, options))
+    if request.unknown_lengths is not None:     # honoured where Leiden sigla are read
+        raise ConfigError("unknown_lengths restores the [---] lacunae of Leiden texts and EpiDoc "
+                          "editions: fill_inputs (infill run) and restore_files read them; "
+                          "fill takes gap markers (a range: gap=(lo, hi))",
+                          field="unknown_lengths")
     return fill_resolved(model, texts, request, defaults, _raise=_raise)

@@ -113,9 +113,12 @@ def has_sigla(text: str) -> bool:
     return bool(_SIGLA.search(text))
 
 
-def convert(text: str, marker: str = "___") -> Converted:
+def convert(text: str, marker: str = "___", unknown: tuple[int, int] | None = None
+            ) -> Converted:
     """Rewrite the Leiden sigla of ``text`` into infill's ``?`` / ``-`` conventions (see the
-    module docstring for the exact table). Text without sigla comes back unchanged."""
+    module docstring for the exact table). Text without sigla comes back unchanged. With
+    ``unknown`` (fewest, most), a lacuna of unknown length (``[---]``) is the gap marker of that
+    range instead of a break (``unknown_lengths``, METHODS §1.3)."""
     if not has_sigla(text):
         return Converted(text)
     notes: list[str] = []
@@ -124,21 +127,39 @@ def convert(text: str, marker: str = "___") -> Converted:
         text = _DOUBT.sub("", text)
     text = _VACAT.sub(" ", text)
 
-    scan = _Scanner(text, marker, ranged=bool(marker))
+    unknown = unknown if marker else None
+    scan = _Scanner(text, marker, ranged=bool(marker), unknown=unknown)
     out = scan.run(ranged_notes := list(notes))
     combos = math.prod(hi - lo + 1 for lo, hi in scan.spans.values())
     if combos <= MAX_VARIANTS:
         return Converted(out, tuple(ranged_notes), tuple(scan.gaps) if scan.spans else ())
+    if unknown is not None and scan.unknowns:
+        _check_unknown_combos(scan.unknowns, unknown)
     notes.append(f"the {combos} combinations of this text's approximate lacuna lengths exceed "
                  f"{MAX_VARIANTS}: each decoded as exactly its stated length")
-    return Converted(_Scanner(text, marker, ranged=False).run(notes), tuple(notes))
+    scan = _Scanner(text, marker, ranged=False, unknown=unknown)
+    out = scan.run(notes)
+    return Converted(out, tuple(notes), tuple(scan.gaps) if scan.spans else ())
+
+
+def _check_unknown_combos(count: int, unknown: tuple[int, int]) -> None:
+    """InputError when ``count`` lacunae of unknown length at ``unknown`` lengths each give more
+    combinations than :data:`MAX_VARIANTS`."""
+    combos = (unknown[1] - unknown[0] + 1) ** count
+    if combos > MAX_VARIANTS:
+        raise InputError(f"the text's {count} lacunae of unknown length ([---]) at "
+                         f"{unknown[0]}-{unknown[1]} characters each give {combos:,} combinations "
+                         f"of lengths, more than {MAX_VARIANTS}; narrow unknown_lengths or "
+                         "restore fewer of them at a time", field="unknown_lengths")
 
 
 class _Scanner:
     """One left-to-right pass with a stack of open brackets."""
 
-    def __init__(self, text: str, marker: str, ranged: bool = True):
-        self.text, self.marker, self.ranged = text, marker, ranged
+    def __init__(self, text: str, marker: str, ranged: bool = True,
+                 unknown: tuple[int, int] | None = None):
+        self.text, self.marker, self.ranged, self.unknown = text, marker, ranged, unknown
+        self.unknowns = 0                                # lacunae of unknown length restored
         self.spans: dict[int, tuple[int, int]] = {}     # out index -> range of [c.n] lacunae
         self.gaps: list[tuple[int, int] | None] = []    # per marker of the joined text
         self.stack: list[tuple[str, str, int]] = []     # (opener, kind, column)
@@ -273,6 +294,8 @@ class _Scanner:
                 raise self.fail("a lacuna of unknown length ('.?') cannot be restored; give its "
                                 "length ([.3]) or write it as missing ([---])", i)
             self.emit("sigla", "?")
+        elif c == "-" and self.unknown is not None:
+            return self.unknown_lacuna(i, notes)
         elif c in "-?":
             self.emit("sigla", c)
         elif c.isspace():
@@ -298,6 +321,20 @@ class _Scanner:
         notes.append(f"approximate lacuna {siglum!r} decoded at every length from {lo} to {hi}, "
                      f"all completions ranked together")
         self.emit("sigla", self.marker)
+
+    def unknown_lacuna(self, i: int, notes: list[str]) -> int:
+        """``[---]``, ``[- - -]`` with ``unknown`` lengths: the gap marker, decoded at every
+        length of the range; returns the index after its hyphens."""
+        m = re.compile(r"-(?:\s*-)*").match(self.text, i)
+        if not self.in_kind("deletion"):
+            lo, hi = self.unknown
+            self.spans[len(self.out)] = (lo, hi)
+            self.unknowns += 1
+            if self.unknowns == 1:
+                notes.append(f"lacunae of unknown length ([---]) decoded at every length from {lo} "
+                             f"to {hi}, all completions ranked together")
+            self.emit("sigla", self.marker)
+        return m.end()
 
     def count(self, digits: str, col: int) -> int:
         significant = digits.lstrip("0") or "0"

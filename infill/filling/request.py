@@ -17,7 +17,7 @@ from infill.data.letters import check_letters
 from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
 
 __all__ = ["FillRequest", "MAX_GAP_DIGITS", "NOT_FOR", "UNSET", "check_applies",
-           "check_gap_text"]
+           "check_gap_text", "unknown_span"]
 
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>", "__slots__": ()})()
 """A keyword not given (None is a value: ``gap=None`` asks for the model's gap)."""
@@ -104,6 +104,14 @@ class FillRequest(Request):
     unclear: str = option("keep", str, "Unclear letters (Leiden underdot, EpiDoc <unclear>): keep "
                           "(read as the editor reads them) or restore (restored among their "
                           "look-alikes in Greek capitals).", choices=UNCLEAR)
+    unknown_lengths: Any = option(None, str, "Restore each lacuna of unknown extent (Leiden "
+                                  "[---], [- - -]; EpiDoc <gap reason=\"lost\" "
+                                  "extent=\"unknown\">) as a gap of LO-HI characters, every "
+                                  "length decoded and all ranked by --length-score, as --gap "
+                                  "LO-HI. Default: left as a break, not restored. (Aeneas's own "
+                                  "search sizes '#' lacunae itself: --unknown-max-length.)",
+                                  optional=True, skip=lambda v: v is not None,
+                                  what="unknown-extent lengths")
     window: bool = option(True, bool, "Decode an input longer than the model in context windows "
                           "(False: an error).")
     batch_size: int = option(32, int, "Inputs decoded together (one forward pass per step for "
@@ -111,6 +119,7 @@ class FillRequest(Request):
 
     def check(self) -> None:
         check_gap_text(self.gap)
+        unknown_span(self.unknown_lengths)
         check_letters(self.letters)
         if not isinstance(self.config, DecodeConfig):
             raise ConfigError(f"config must be a DecodeConfig, got {type(self.config).__name__}",
@@ -137,6 +146,26 @@ class FillRequest(Request):
         return request
 
 
+def unknown_span(value) -> tuple[int, int] | None:
+    """The (fewest, most) characters of ``unknown_lengths`` (``"LO-HI"``, ``"N"``, ``(lo, hi)``
+    or N); None when not given; InputError naming the field for anything else."""
+    if value is None:
+        return None
+    from infill.decoding.lengths import one_length
+
+    bad = isinstance(value, bool) or not isinstance(value, (int, str, tuple, list))
+    try:
+        length = None if bad else one_length(tuple(value) if isinstance(value, list) else value)
+    except InputError as e:
+        raise InputError(f"unknown_lengths: {e.message()}", field="unknown_lengths") from None
+    if isinstance(length, int) and length >= 1:
+        return length, length
+    if length is None or isinstance(length, int) or length.word:
+        raise InputError("unknown_lengths is a range of characters LO-HI (e.g. 2-12) or one "
+                         f"length N, got {value!r}", field="unknown_lengths")
+    return length.lo, length.hi
+
+
 NOT_FOR: dict[str, dict[str, str]] = {
     "EpiDoc files": {
         "gap": "an edition's lacunae carry their own lengths (<gap quantity>, atLeast/atMost)",
@@ -148,6 +177,7 @@ NOT_FOR: dict[str, dict[str, str]] = {
         "region": "readings are typed for a text's own lacunae, not an antibody region",
         "batch_size": "readings score the lacunae of one text",
         "seed": "readings are scored exactly (standard or hcb, no sampling): nothing is drawn",
+        "unknown_lengths": "readings give each lacuna its length",
     },
     "an EpiDoc file's <app> readings": {
         "gap": "each <app>'s readings carry their own lengths",
@@ -155,6 +185,7 @@ NOT_FOR: dict[str, dict[str, str]] = {
         "region": "IMGT regions are antibody sequences, not inscriptions",
         "letters": "the readings are the <lem> and <rdg> of each <app>",
         "unclear": "only the <app> lacunae are scored; other letters are read as written",
+        "unknown_lengths": "only the <app> lacunae are scored; each reading gives its length",
     },
 }
 """Per kind of input, the options (fields of :class:`FillRequest` or of its config) that do not

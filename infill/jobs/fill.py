@@ -15,7 +15,7 @@ from infill.config import DecodeConfig
 from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  read_letters, reads_leiden, reads_letters)
-from infill.filling.request import FillRequest, check_gap_text  # noqa: F401 - the job's request
+from infill.filling.request import FillRequest, check_gap_text, unknown_span  # noqa: F401
 
 from infill.lazy import LazyModule
 
@@ -183,11 +183,16 @@ def prepare(model, inputs: Sequence[Input], request: FillRequest
         raise ConfigError("'unclear' restore reads underdotted letters among their look-alikes: "
                           "a model that fills characters or residues does, this one fills "
                           "tokens", field="unclear")
+    unknown = unknown_span(request.unknown_lengths)
+    if unknown is not None and not reads_leiden(model):
+        raise ConfigError("'unknown_lengths' restores the lacunae of unknown length of Leiden "
+                          "texts and EpiDoc editions ([---]): a model that fills characters "
+                          "reads them, this one does not", field="unknown_lengths")
     if request.region is not None:
         inputs, warnings = mask_regions(model, inputs, request.region)
     if reads_letters(model):          # letter sets first: Leiden's brackets are read after them
         inputs = read_letters(model, inputs, request.marker, request.unclear,
-                              reads_leiden(model), request.gap, request.letters)
+                              reads_leiden(model), request.gap, request.letters, unknown)
     elif reads_leiden(model):
-        inputs = read_leiden(inputs, request.marker, request.gap)
+        inputs = read_leiden(inputs, request.marker, request.gap, unknown)
     return inputs, warnings

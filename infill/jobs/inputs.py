@@ -144,7 +144,8 @@ def reads_letters(model) -> bool:
 
 
 def read_letters(model, inputs: Sequence[Input], marker: str, unclear: str = "keep",
-                 leiden: bool = False, gap=1, job_letters: list | None = None) -> list[Input]:
+                 leiden: bool = False, gap=1, job_letters: list | None = None,
+                 unknown: tuple[int, int] | None = None) -> list[Input]:
     """Each input's letter sets (``#[ηιν]``; with ``unclear="restore"`` its underdotted
     letters) as its ``letters``, the sets read before the Leiden sigla (``leiden``: converted
     here, :func:`read_leiden`). A malformed set, or sets in a text of a job that gives
@@ -155,7 +156,7 @@ def read_letters(model, inputs: Sequence[Input], marker: str, unclear: str = "ke
     out = []
     for r in inputs:
         if r.text is None or not has_sets(r.text):
-            out.append(read_leiden([r], marker, gap)[0] if leiden else r)
+            out.append(read_leiden([r], marker, gap, unknown)[0] if leiden else r)
             continue
         try:
             marked = mark_sets(r.text, unclear)
@@ -164,7 +165,7 @@ def read_letters(model, inputs: Sequence[Input], marker: str, unclear: str = "ke
                                  "both", field="letters")
             r = replace(r, text=marked.text)
             if leiden:
-                r = read_leiden([r], marker, gap)[0]
+                r = read_leiden([r], marker, gap, unknown)[0]
             if r.text is not None:
                 text, letters = place_sets(r.text, marked.sets, marker, mask_tokens)
                 r = replace(r, text=text, letters=letters)
@@ -191,10 +192,11 @@ def reads_leiden(model) -> bool:
     return unit == "characters"
 
 
-def read_leiden(inputs: Sequence[Input], marker: str, gap=1) -> list[Input]:
+def read_leiden(inputs: Sequence[Input], marker: str, gap=1,
+                unknown: tuple[int, int] | None = None) -> list[Input]:
     """Each input's Leiden sigla in infill's conventions (:mod:`infill.data.leiden`); an input
-    with approximate lacunae gets its per-marker ``gap`` list; a malformed siglum is that
-    input's error."""
+    with approximate lacunae (or, with ``unknown`` lengths, lacunae of unknown length) gets its
+    per-marker ``gap`` list; a malformed siglum is that input's error."""
     from infill.data.leiden import convert, has_sigla
 
     out = []
@@ -203,7 +205,7 @@ def read_leiden(inputs: Sequence[Input], marker: str, gap=1) -> list[Input]:
             out.append(r)
             continue
         try:
-            converted = convert(r.text, marker)
+            converted = convert(r.text, marker, unknown)
         except InfillError as e:
             out.append(replace(r, text=None, error=e.message()))
             continue
