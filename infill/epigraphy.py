@@ -150,16 +150,19 @@ def _check_language(edition: Edition, model) -> None:
 
 
 def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
-                     edition: Edition | None = None, unclear: str = "keep") -> EditionResult:
+                     edition: Edition | None = None, unclear: str = "keep",
+                     unknown: tuple[int, int] | None = None) -> EditionResult:
     """An EpiDoc file read for restoring (its ``error`` when it cannot be): the edition rendered
     for decoding -- a lacuna of uncertain length as the gap marker, decoded over its whole range
     (unless the combinations exceed ``MAX_VARIANTS``: then at their stated lengths) -- with notes
     on how; ``model`` (None: not checked) must read the edition's language; ``edition``: the
     file already read; ``unclear="restore"``: its ``<unclear>`` letters are restored among
-    their look-alikes (:func:`edition_letters`)."""
+    their look-alikes (:func:`edition_letters`); ``unknown`` (fewest, most): its lacunae of
+    unknown extent are restored at every length of that range (``unknown_lengths``)."""
     res = EditionResult(path, hide_supplied=hide_supplied)
     try:
-        ed = edition if edition is not None else read_edition(path, text, unclear=unclear)
+        ed = edition if edition is not None else read_edition(path, text, unclear=unclear,
+                                                              unknown=unknown)
         _check_language(ed, model)
     except InfillError as e:
         res.error = str(e).splitlines()[0]
@@ -176,14 +179,27 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
     rendered = res.rendered = ed.render(hide_supplied=hide_supplied, marker=MARKER)
     variants = math.prod(hi - lo + 1 for _, (lo, hi) in rendered.ranges)
     if variants > MAX_VARIANTS:       # too many combinations of lengths: their stated lengths
-        rendered = res.rendered = ed.render(hide_supplied=hide_supplied)
+        rendered = res.rendered = ed.render(hide_supplied=hide_supplied, marker=MARKER,
+                                            only_unknown=True)
+        if rendered.ranges and (unknowns := _unknown_combinations(rendered)) > MAX_VARIANTS:
+            res.error = (f"{path}: its {len(rendered.ranges)} lacunae of unknown extent at "
+                         f"{rendered.ranges[0][1][0]}-{rendered.ranges[0][1][1]} characters give "
+                         f"{unknowns:,} combinations of lengths, more than {MAX_VARIANTS}; "
+                         "narrow unknown_lengths")
+            return res
     res.text = ed.render(hide_supplied=hide_supplied).text    # shown: '?' per stated character
     if not rendered.restore:           # written back unchanged
         res.notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
                          + ("" if hide_supplied else "; --hide-supplied restores the editors' "
                             "supplements") + ")")
     ranged = {k for k, _ in rendered.ranges}
+    if any(lac.unknown for lac in ed.lacunae):
+        lo, hi = next(lac.lengths for lac in ed.lacunae if lac.unknown)
+        res.notes.append(f"lacunae of unknown extent decoded at every length from {lo} to {hi}, "
+                         "all completions ranked together")
     for lac in ed.lacunae:
+        if lac.unknown:
+            continue
         if lac.lengths is not None and any(k == lac.index for k, _, _ in rendered.restore):
             how = (f"decoded at every length from {lac.lengths[0]} to {lac.lengths[1]}"
                    if lac.index in ranged else f"decoded as exactly {lac.length} (the "
@@ -192,6 +208,11 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
             res.notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
                              f"({lac.lengths[0]}-{lac.lengths[1]}) {how}")
     return res
+
+
+def _unknown_combinations(rendered: Rendered) -> int:
+    """The combinations of lengths of a rendering's ranged lacunae."""
+    return math.prod(hi - lo + 1 for _, (lo, hi) in rendered.ranges)
 
 
 def restore_request(model, request=None, **options):
@@ -240,11 +261,13 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
     :class:`ConfigError`); options left out take the model's recommendation. Each result records
     the request that ran."""
     from infill.filling.planner import fill_resolved
+    from infill.filling.request import unknown_span
 
     request, defaults = restore_request(model, request, **options)
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
-    results = [read_for_restore(str(p), t, model, hide_supplied, unclear=request.unclear)
-               for p, t in pairs]
+    unknown = unknown_span(request.unknown_lengths)
+    results = [read_for_restore(str(p), t, model, hide_supplied, unclear=request.unclear,
+                                unknown=unknown) for p, t in pairs]
     for r in results:
         r.request, r.defaults = request, defaults
     groups: dict[str, list[EditionResult]] = {}     # files whose lengths and letters agree
@@ -342,7 +365,7 @@ def describe(model_name: str, request, hide_supplied: bool) -> str:
     (``request``: the resolved fill request), the number of readings kept."""
     from infill.filling.defaults import ranks_lengths
     opts = request.config.to_json()
-    if isinstance(request.gap, list):               # lacunae of uncertain length: ranked by
+    if ranks_lengths(request.gap):                  # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score
         opts["length_beam"] = request.length_beam
     if request.rerank not in (None, "off") and not ranks_lengths(request.gap):

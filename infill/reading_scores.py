@@ -126,6 +126,8 @@ class ReadingsResult:
     rerank: str | None = None
     length_beam: str | None = None
     defaults: Any = field(default=None, compare=False)
+    request: Any = field(default=None, compare=False)
+    """The resolved fill request that ran (:class:`~infill.filling.request.FillRequest`)."""
     model: str | None = None
     id: str | None = None
 
@@ -366,7 +368,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
                           config=config, gap=request.gap,
                           length_score=request.length_score if lengths else None,
                           length_beam=request.length_beam if lengths else None,
-                          notes=list(beam.notes), defaults=defaults,
+                          notes=list(beam.notes), defaults=defaults, request=request,
                           rerank=request.rerank if reranked else None)
 
 

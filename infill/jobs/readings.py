@@ -232,8 +232,6 @@ def epidoc_readings_output(res: EditionReadings, model_name: str) -> str:
     for rs, els in zip(res.result.lacunae, res.elements):
         for r, el in zip(rs, els):
             el.set("cert", _prob(r.prob))
-    request = FillRequest(config=res.result.config, top_k=len(res.result.completions) or 1,
-                          gap=res.result.gap, marker=APP_MARKER, rerank=res.result.rerank)
-    add_header(res.edition, describe(model_name, request, False).replace(
+    add_header(res.edition, describe(model_name, res.result.request, False).replace(
         "Lost text restored", "Readings of the apparatus scored"), __version__)
     return serialize(res.edition)
