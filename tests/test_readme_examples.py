@@ -155,10 +155,10 @@ GREEK_CHECKS = {
         float(x) for x in re.findall(r'cert="([0-9.]+)"', out)) - 1) < 1e-3,
 }
 CHECKS = {
-    # what loads by name: the three builtins first
+    # what loads by name: the four builtins first
     "infill models": lambda out: [x.split()[0] for x in out.splitlines()[1:]
-                                  if x[:1].strip()][:3] ==
-        ["builtin:english", "builtin:greek", "builtin:protein"],
+                                  if x[:1].strip()][:4] ==
+        ["builtin:english", "builtin:greek", "builtin:latin", "builtin:protein"],
     # Romeo and Juliet 2.2: Shakespeare's "thou"
     'infill run "O Romeo, Romeo! wherefore art ___ Romeo?"':
         lambda out: top_row(out).endswith("wherefore art thou Romeo?"),
@@ -169,6 +169,13 @@ CHECKS = {
     "infill run --scorer standard --order best-to-worst --beam 20 -k 10 \"All the world's a "
     '___."': lambda out: top_row(out).endswith("All the world's a stage."),
     **GREEK_CHECKS,
+    # Latin: the issue's epitaph, five lost letters between D M and felici (the rest kept)
+    'infill run --model builtin:latin "d m ????? felici vixit annis xxv"':
+        lambda out: top_row(out).endswith("felici vixit annis xxv"),
+    # Leiden: the expansions are kept in the output, the lacuna restored in its 5 letters
+    'infill run --model builtin:latin "D(is) M(anibus) [.....] felici vixit annis XXV"':
+        lambda out: re.search(r"D\(is\) M\(anibus\) [a-z ]{5} felici vixit annis XXV$",
+                              top_row(out)) is not None,
     # a residue limited to I, L or V (a hydrophobic position kept so), and two free ones
     'infill run --model builtin:protein "MAKRVYFLAHGGQ#[ILV]QG??RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"':
         lambda out: top_row(out).split()[-1][13] in "ILV",
@@ -278,7 +285,7 @@ or build and train (run by test_corpus_then_train_as_the_table_says)."""
 
 def test_the_table_names_no_file_a_clone_lacks():
     commands = table_commands()
-    assert len(commands) == 13 and all(placeholder(c) is None for c in commands), commands
+    assert len(commands) == 14 and all(placeholder(c) is None for c in commands), commands
     for command in commands:
         for word in shlex.split(command)[2:]:
             if "/" in word and not word.startswith("runs/"):          # runs/: written by a row

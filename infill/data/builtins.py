@@ -38,6 +38,14 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "memories of the inscriptions (a formula from its parallels, even where only its "
             "layout survives); '?' = character to restore, "
             "'-' = missing", unit="characters"),
+    Builtin("latin", "latin", "latin",
+            "Character transformer like builtin:greek (conv + 4 layers, hidden 192, 511-character "
+            "context) in Aeneas's Latin alphabet, on the training split of 34,972 EDH Latin "
+            "inscriptions (CC BY-SA) and Perseus Latin literature, with the lexicon of the "
+            "inscriptions' words and phrase and shape memories of them; reads the stone's "
+            "letters (an expansion in parentheses is kept in the output, not read); '?' = "
+            "character to restore, '-' = missing", "Latin inscriptions (EDH)",
+            unit="characters"),
     Builtin("protein", "protein/esm2_protein.pt", "protein",
             "ESM2-architecture protein MLM (fair-esm checkpoint, 4 layers, hidden 128) trained on "
             "ONE protein family only, HypF/AcyP (acylphosphatase, 64-127 residues): it does not "

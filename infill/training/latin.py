@@ -27,7 +27,7 @@ __all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "LatinFamily", "pruned", 
 MEMORY_CHARS = 600_000
 """Characters of training inscriptions (whole inscriptions, a seeded sample) that the phrase and
 shape memories count."""
-MIN_COUNT = 2
+MIN_COUNT = 3
 """Phrase and shape entries, and word pairs, counted fewer times than this are left out."""
 LEXICON_MIN = 2.0
 """Words the training examples hold less often than this are left out of the lexicon (a word

@@ -143,3 +143,22 @@ def runner_free_model_pair(latin_char_dir, greek_char_dir):
 
     return (infill.load_model(latin_char_dir, device="cpu"),
             infill.load_model(greek_char_dir, device="cpu"))
+
+
+@pytest.mark.slow
+def test_builtin_latin_restores_the_issues_example_and_an_edh_edition_offline():
+    from click.testing import CliRunner
+
+    from infill_cli.main import main as cli
+
+    runner = CliRunner()
+    r = runner.invoke(cli, ["run", "--model", "builtin:latin", "-k", "3",
+                            "d m ????? felici vixit annis xxv"])
+    assert r.exit_code == 0, r.output
+    rows = [ln for ln in r.output.splitlines() if ln.strip().startswith(("1 ", "2 ", "3 "))]
+    assert len(rows) == 3 and all(ln.endswith(" felici vixit annis xxv") for ln in rows)
+    r = runner.invoke(cli, ["run", "--model", "builtin:latin", "--hide-supplied", "-k", "2",
+                            str(FIXTURES / "HD000013.xml")])
+    assert r.exit_code == 0, r.output
+    assert "(editor: enti)" in r.output and "(editor: ia)" in r.output
+    assert "not a known word" not in r.output

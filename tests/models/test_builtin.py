@@ -58,8 +58,8 @@ def test_models_command_lists_builtins(tmp_path, monkeypatch):
     assert all(len(line) <= 100 for line in lines)
     lines = [line for line in lines if not line.startswith(" ")]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
-    assert set(rows) == {"builtin:english", "builtin:greek", "builtin:protein", "antiberty",
-                         "sapiens-vh", "sapiens-vl"}
+    assert set(rows) == {"builtin:english", "builtin:greek", "builtin:latin", "builtin:protein",
+                         "antiberty", "sapiens-vh", "sapiens-vl"}
     assert rows["builtin:greek"][1] == "greek" and rows["builtin:greek"][3] == "MiB"
     assert rows["builtin:english"][1:3] == ["english", "missing"]
     assert rows["sapiens-vh"][1] == "antibody"
