@@ -118,6 +118,9 @@ class Lacuna:
     line: int | None = None
     atoms: list[Atom] = field(default_factory=list)
     lb: str | None = None
+    unknown: bool = False
+    """A ``<gap>`` of unknown extent read with ``unknown`` lengths: ``lengths`` is that range
+    (always decoded over it), ``length`` its fewest."""
 
 
 @dataclass
@@ -155,15 +158,17 @@ class Edition:
         return [lac for lac in self.lacunae if lac.kind == "supplied"]
 
     def render(self, policy=None, hide_supplied: bool = False,
-               marker: str | None = None) -> Rendered:
+               marker: str | None = None, only_unknown: bool = False) -> Rendered:
         """The edition as text. ``policy(lacuna) -> "text" | "restore" | "missing"`` decides how
         each lost stretch shows; by default a gap is restored and a supplement kept as text (or
         restored, with ``hide_supplied``). With ``marker``, a lacuna of uncertain length to
-        restore is shown as the marker (its range in :attr:`Rendered.ranges`), not as ``?``."""
+        restore is shown as the marker (its range in :attr:`Rendered.ranges`), not as ``?``;
+        ``only_unknown``: only the lacunae of unknown extent (the others at their stated
+        length)."""
         if policy is None:
             def policy(lac: Lacuna) -> str:
                 return "restore" if lac.kind in ("gap", "unclear") or hide_supplied else "text"
-        return _render(self.atoms, self.lacunae, policy, marker)
+        return _render(self.atoms, self.lacunae, policy, marker, only_unknown)
 
     def text(self, hide_supplied: bool = False) -> str:
         """The gapped text ``infill run`` decodes (``?`` to restore, ``-`` missing)."""
@@ -242,11 +247,13 @@ def is_epidoc(text: str) -> bool:
 
 
 def read_edition(path: str | Path, text: str | None = None, require_text: bool = True,
-                 unclear: str = "keep") -> Edition:
+                 unclear: str = "keep", unknown: tuple[int, int] | None = None) -> Edition:
     """Read the edition of an EpiDoc file (``text``: its content, when already read). An edition
     without text is an error unless ``require_text`` is False. ``unclear="restore"``: each
     ``<unclear>`` of letters is a lacuna of kind ``unclear`` (its letters restored among their
-    look-alikes, :mod:`infill.data.letters`); ``keep``: its text, as the editor reads it."""
+    look-alikes, :mod:`infill.data.letters`); ``keep``: its text, as the editor reads it.
+    ``unknown`` (fewest, most): each ``<gap reason="lost">`` of characters of unknown extent
+    is a lacuna of that range (:attr:`Lacuna.unknown`) instead of a break."""
     tree, decl, trailer = parse_xml(path, text)
     name = str(path)
     root = tree.getroot()
@@ -266,6 +273,7 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
     from infill.data.latin import alphabet_for
     alphabet = alphabet_for(_lang(div), "".join(div.itertext()))
     reader = _Reader(notes, name, unclear, alphabet)
+    reader.unknown_lengths = unknown
     reader.element_content(div)
     if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
@@ -316,6 +324,7 @@ class _Reader:
         self.unknown: dict[str, int] = {}
         self.loose: dict[str, int] = {}
         self.lb: str | None = None
+        self.unknown_lengths: tuple[int, int] | None = None     # read_edition's ``unknown``
 
     def report(self) -> list[str]:
         out = list(self.notes)
@@ -423,7 +432,15 @@ class _Reader:
 
     def on_gap(self, el) -> None:
         count, lengths = _extent(el, self.path)
-        if el.get("reason") != "lost" or el.get("unit", "character") != "character" or not count:
+        lost = el.get("reason") == "lost" and el.get("unit", "character") == "character"
+        if lost and not count and self.unknown_lengths is not None:   # unknown extent, restored
+            lo, hi = self.unknown_lengths
+            lac = Lacuna(len(self.lacunae), "gap", el, lo, (lo, hi), line=el.sourceline,
+                         lb=self.lb, unknown=True)
+            self.lacunae.append(lac)
+            self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+            return
+        if not lost or not count:
             self.atoms.append(Atom("missing", node=el, count=count if el.get("unit", "character")
                                    == "character" else 0))
             return
@@ -549,8 +566,8 @@ def _join(atoms: list[Atom]) -> str:
     return _render(atoms, [], lambda lac: "text").text
 
 
-def _render(atoms: list[Atom], lacunae: list[Lacuna], policy, marker: str | None = None
-            ) -> Rendered:
+def _render(atoms: list[Atom], lacunae: list[Lacuna], policy, marker: str | None = None,
+            only_unknown: bool = False) -> Rendered:
     text: list[str] = []
     sources: list = []
     restore: list[tuple[int, int, int]] = []
@@ -586,14 +603,15 @@ def _render(atoms: list[Atom], lacunae: list[Lacuna], policy, marker: str | None
                 elif how in ("restore", "text"):      # a gap has no text: restore it
                     start = len(text) + (1 if (state["space"] or state["hard"]) and text
                                          and text[-1] != " " else 0)
-                    ranged = marker is not None and lac.lengths is not None
+                    ranged = marker is not None and lac.lengths is not None and (
+                        lac.unknown or not only_unknown)
                     for c in (marker if ranged else "?" * lac.length):
                         put(c, lac.index)
                     restore.append((lac.index, start, len(text)))
                     if ranged:
                         ranges.append((lac.index, lac.lengths))
                 else:
-                    for _ in range(lac.length):
-                        put("-", lac.index)
+                    for c in (UNKNOWN_RUN if lac.unknown else "-" * lac.length):
+                        put(c, lac.index)
     walk(atoms)
     return Rendered("".join(text), sources, restore, ranges)    # never a space at either end

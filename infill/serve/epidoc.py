@@ -21,7 +21,7 @@ from infill.data.epidoc import read_edition
 from infill.epigraphy import EditionResult, epidoc_output, file_request, leiden_output, \
     read_for_restore, restore_request, take_fill
 from infill.errors import InputError
-from infill.filling.request import NOT_FOR
+from infill.filling.request import NOT_FOR, unknown_span
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import (NOT_SERVED, OldNames, _within, fill_fields, fill_request,
@@ -98,7 +98,8 @@ def epidoc_job(req: EpidocBody, catalog: ModelCatalog, limits: Limits,
     _within(req.beam_size, "beam_size", limits.max_beam)
     _within(req.top_k, "top_k", limits.max_top_k)
     request, defaults = restore_request(model, fill_request(req, EPIDOC_NOT_SERVED))
-    edition = read_edition(UPLOAD, req.xml, unclear=request.unclear)   # read once; bad: one line
+    edition = read_edition(UPLOAD, req.xml, unclear=request.unclear,     # read once; bad: one line
+                           unknown=unknown_span(request.unknown_lengths))
     check_extent(edition, limits)
     greek = catalog.family(model) == "greek"
     res = read_for_restore(UPLOAD, req.xml, catalog.get(model) if greek else None,
