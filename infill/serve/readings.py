@@ -19,16 +19,19 @@ from __future__ import annotations
 from pydantic import ConfigDict, ValidationError, create_model
 
 from infill.errors import InputError
-from infill.filling.request import NOT_FOR
+from infill.filling.request import NOT_FOR, FillRequest
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import NOT_SERVED, OldNames, fill_fields, fill_request
 
 __all__ = ["READINGS_NOT_SERVED", "ReadingsBody", "parse_readings_body", "readings_answer"]
 
-READINGS_NOT_SERVED = {**NOT_SERVED, **NOT_FOR["readings"]}
-"""The options a readings request does not take (the server's and those that do not apply to
-readings); the others are fields of the request."""
+READINGS_NOT_SERVED = {**NOT_SERVED, **{k: why for k, why in NOT_FOR["readings"].items()
+                                        if k in FillRequest.fields()}}
+"""The options a readings request does not take (the server's and the fill options that do not
+apply to readings); the others are fields of the request. A decoding option that does not apply
+(``seed``, which the page always sends) is a field, refused when it is not its default
+(:func:`~infill.filling.request.check_applies`)."""
 
 
 class _Body(OldNames):
