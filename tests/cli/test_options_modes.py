@@ -43,8 +43,9 @@ EDITION = """<?xml version="1.0" encoding="UTF-8"?>
 <lb n="3"/><supplied reason="lost"><app><lem>θεοῖς</lem><rdg>θεῷ</rdg></app></supplied> καὶ <supplied reason="lost">δήμωι</supplied>
 </ab></div></body></text></TEI>
 """
-RANGE, FIXED = 'atLeast="1" atMost="2"', 'quantity="2"'
-"""A lacuna of uncertain length (its lengths ranked together) or of one length."""
+RANGE, FIXED, UNKNOWN = 'atLeast="1" atMost="2"', 'quantity="2"', 'extent="unknown"'
+"""A lacuna of uncertain length (its lengths ranked together), of one length, or of unknown
+extent (a break unless --unknown-lengths)."""
 
 OPTIONS: dict[str, dict] = {
     # name: cli (the flags), json (the body's fields; None: the option has no JSON field of its
@@ -84,6 +85,8 @@ OPTIONS: dict[str, dict] = {
     "allow_nonstandard": dict(cli=["--allow-nonstandard"], json={"allow_nonstandard": True}),
     "region": dict(cli=["--region", "cdr3"], json={"region": "cdr3"}),
     "unclear": dict(cli=["--unclear", "restore"], json={"unclear": "restore"}),
+    "unknown_lengths": dict(cli=["--unknown-lengths", "1-2"], json={"unknown_lengths": "1-2"},
+                            unknown=True),
     "no_window": dict(cli=["--no-window"], json={"window": False}, long=True,
                       names=["window"]),
     "view": dict(cli=["--view", "aligned"], json={"view": "aligned"}, table=True),
@@ -112,6 +115,7 @@ EXPECTED = {   # text, file, fasta, epidoc, readings, http
     "unknown_max_length": "RRRRRR", "length_penalty": "RRRRRR",
     "device": "HHHHHR", "dtype": "HHHHHR", "quantize": "HHHHHR", "compile_model": "HHHHHR",
     "allow_nonstandard": "RRRRRR", "region": "HHHRRH", "unclear": "RRRHHR",
+    "unknown_lengths": "RRRHRR",
     "no_window": "HHHHHH", "view": "HHHRRR", "fmt": "HHHHHR", "hide_supplied": "RRRHRR",
     "out": "RRRHRR", "legend": "HHHRRR", "readings": "HHHRMR", "app_readings": "RRRHRR",
     "as_json": "HHHHHR", "progress": "HHHRRR", "batch_size": "HHHHRR", "input_file": "RMMRRR",
@@ -175,7 +179,7 @@ def _cli_args(mode: str, spec: dict, tmp: Path, bert: str, greek: str, with_opti
             inputs = ["--input", str(path)]
     elif mode == "epidoc":
         for name in ("a.xml", "b.xml"):
-            extent = RANGE if spec.get("lengths") else FIXED
+            extent = RANGE if spec.get("lengths") else UNKNOWN if spec.get("unknown") else FIXED
             (tmp / name).write_text(EDITION.format(extent=extent), encoding="utf-8")
         args += ["--model", greek] + list(spec.get("epidoc", []))
         inputs = [str(tmp / "a.xml"), str(tmp / "b.xml")]
