@@ -160,13 +160,13 @@ def test_the_worker_refuses_jobs_that_waited_past_the_bound(bert_dir):
     job that has waited longer than max_wait_s."""
     from infill.serve.catalog import ModelCatalog
     from infill.serve.limits import Limits, QueueTimeout
-    from infill.serve.schema import FillRequest, build_job
+    from infill.serve.schema import FillBody, build_job
     from infill.serve.worker import BatchWorker
 
     catalog = ModelCatalog(extra=(bert_dir,), device="cpu")
     limits, gate = Limits(max_wait_s=0.2), Gate()
     worker = BatchWorker(catalog, limits, fill=gate).start()
-    jobs = [build_job(FillRequest(text=t), catalog, limits, bert_dir)[0]
+    jobs = [build_job(FillBody(text=t), catalog, limits, bert_dir)[0]
             for t in ("the ___ sat", "the cat ___")]
     try:
         held = worker.submit(jobs[0])
