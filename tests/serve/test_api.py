@@ -179,7 +179,8 @@ def test_options_and_health(client):
                                 "pivot": None, "seed": 0, "region": None, "record": 1,
                                 "letters": None, "unclear": "keep", "rerank": None,
                                 "length_score": None, "length_beam": None, "window": True,
-                                "unknown_max_length": 20, "length_penalty": 1.0}
+                                "unknown_max_length": 20, "length_penalty": 1.0,
+                                "unknown_lengths": None}
     assert opts["reranks"] == ["off", "pll", "pll-gap", "pll-word"]
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
     assert opts["limits"]["max_beam"] == 50
