@@ -221,6 +221,8 @@ def _leiden_gap(el, lac: Lacuna | None) -> str:
         if el.get("reason") == "illegible" and q and el.get("unit", "character") == "character":
             return "." * q                 # illegible letters: dots outside brackets
         return "[---]" if el.get("unit") != "line" else "\n[---]\n"
+    if lac.unknown:                    # restored when asked (unknown_lengths); not read here
+        return "[---]"
     if lac.lengths is not None:
         return f"[c.{lac.length}]"
     return "[" + "." * lac.length + "]" if lac.length <= 4 else f"[.{lac.length}]"

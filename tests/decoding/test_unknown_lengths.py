@@ -143,3 +143,13 @@ def test_epidoc_round_trip(greek, tmp_path):
     app = [el for el in sup.node.iter() if el.tag.endswith("}lem") or el.tag.endswith("}rdg")]
     assert [el.text for el in app] == [x.text for x in readings]
     assert sup.editor == readings[0].text               # the first reading, read back as text
+
+
+def test_leiden_output(greek, tmp_path):
+    from infill.data.epidoc_write import leiden
+    from infill.epigraphy import leiden_output
+    path = tmp_path / "u.xml"
+    path.write_text(EDITION, encoding="utf-8")
+    [r] = restore_files(greek, [str(path)], unknown_lengths="1-3", top_k=3, beam_size=3)
+    assert leiden_output(r) == f"ὁ δῆμος ἐτίμη[{r.readings[0][0].text}]ν ἀνέθηκεν"
+    assert leiden(r.edition) == "ὁ δῆμος ἐτίμη[---]ν ἀνέθηκεν"       # not read: a break again
