@@ -153,3 +153,25 @@ def test_leiden_output(greek, tmp_path):
     [r] = restore_files(greek, [str(path)], unknown_lengths="1-3", top_k=3, beam_size=3)
     assert leiden_output(r) == f"ὁ δῆμος ἐτίμη[{r.readings[0][0].text}]ν ἀνέθηκεν"
     assert leiden(r.edition) == "ὁ δῆμος ἐτίμη[---]ν ἀνέθηκεν"       # not read: a break again
+
+
+def test_aeneas_own_search_refuses_infill_decoders_honour(tmp_path):
+    """Aeneas's own search sizes '#' itself: unknown_lengths there is one line; the same
+    checkpoint under infill's decoders restores [---] at every length."""
+    from pathlib import Path
+
+    from infill_cli.main import main
+    pkl = str(Path(__file__).resolve().parents[1] / "fixtures" / "aeneas" /
+              "aeneas_tiny_greek_numpy.pkl")
+    text = "ὁ δῆμος [---] ἀνέθηκεν"
+    own = CliRunner().invoke(main, ["run", "--model", pkl, "--order", "any-order",
+                                    "--unknown-lengths", "1-3", text])
+    assert own.exit_code == 2 and not own.stdout
+    assert own.stderr.startswith("Error: ") and own.stderr.strip().count("\n") == 0
+    assert "#" in own.stderr and "unknown_lengths" in own.stderr
+    ours = CliRunner().invoke(main, ["run", "--model", pkl, "--order", "left-to-right",
+                                     "--scorer", "standard", "--unknown-lengths", "1-3",
+                                     "--json", text])
+    assert ours.exit_code == 0, ours.output
+    line = json.loads(ours.stdout)
+    assert line["input"] == "ὁ δῆμος ___ ἀνέθηκεν" and line["gap"] == [[1, 3]]
