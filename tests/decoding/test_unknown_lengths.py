@@ -175,3 +175,29 @@ def test_aeneas_own_search_refuses_infill_decoders_honour(tmp_path):
     assert ours.exit_code == 0, ours.output
     line = json.loads(ours.stdout)
     assert line["input"] == "ὁ δῆμος ___ ἀνέθηκεν" and line["gap"] == [[1, 3]]
+
+
+def test_http_fill_and_epidoc(greek, greek_char_dir):
+    """POST /api/fill and /api/epidoc take the field and answer as the job does."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from infill.serve.app import create_app
+    from infill.serve.catalog import ModelCatalog
+    app = create_app(ModelCatalog(extra=(greek_char_dir,), device="cpu"),
+                     default_model=greek_char_dir)
+    want = _job(greek, LEIDEN, unknown_lengths="1-3", top_k=3)
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8000") as c:
+        # the edition first: an extra model's unit is known once loaded (ModelCatalog.unit)
+        plain = c.post("/api/epidoc", json={"xml": EDITION, "top_k": 3}).json()
+        assert plain["leiden"] == "ὁ δῆμος ἐτίμη[---]ν ἀνέθηκεν" and not plain["lacunae"]
+        ed = c.post("/api/epidoc", json={"xml": EDITION, "top_k": 3, "unknown_lengths": "1-3"})
+        [lac] = ed.json()["lacunae"]
+        assert lac["lengths"] == [1, 3] and lac["readings"]
+        assert ed.json()["leiden"] == f"ὁ δῆμος ἐτίμη[{lac['readings'][0]['text']}]ν ἀνέθηκεν"
+        got = c.post("/api/fill", json={"text": LEIDEN, "unknown_lengths": "1-3", "top_k": 3})
+        assert got.status_code == 200, got.text
+        assert [x["text"] for x in got.json()["completions"]] == \
+            [x.text for x in want.completions]
+        bad = c.post("/api/fill", json={"text": LEIDEN, "unknown_lengths": "word"})
+        assert bad.status_code == 400 and "unknown_lengths" in bad.json()["error"]
