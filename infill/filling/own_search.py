@@ -32,7 +32,7 @@ def _check(request) -> None:
     """ConfigError for a fill option Aeneas's search does not take."""
     if getattr(request, "unknown_lengths", None) is not None:
         raise ConfigError("Aeneas's own search sizes a lacuna of unknown length with its own "
-                          "length head: type it as '#' (at most --unknown-max-length characters "
+                          "length head: type it as '#' (at most 'unknown_max_length' characters "
                           "in all); unknown_lengths decodes each length of LO-HI with infill's "
                           "decoders (another order or scorer)", field="unknown_lengths")
     if not isinstance(request.gap, int) or isinstance(request.gap, bool):

@@ -162,7 +162,7 @@ def test_other_routes_answer_json_errors(client):
 def test_models_lists_the_picker(client, catalog):
     rows = client.get("/api/models").json()
     names = [r["name"] for r in rows]
-    assert names[:3] == ["builtin:english", "builtin:greek", "builtin:protein"]
+    assert names[:4] == ["builtin:english", "builtin:greek", "builtin:latin", "builtin:protein"]
     assert all({"name", "family", "status", "description"} <= set(r) for r in rows)
     by_name = {r["name"]: r for r in rows}
     assert by_name["builtin:english"]["status"] == "loaded"
