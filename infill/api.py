@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from infill.config import DecodeConfig
 from infill.errors import ConfigError, LongInputWarning
 from infill.filling.decoders import run_decoder
-from infill.filling.defaults import resolve_fill
+from infill.filling.defaults import ranks_lengths, resolve_fill
 from infill.filling.planner import fill_resolved, length_buckets, text_list
-from infill.filling.request import UNSET, FillRequest
+from infill.filling.request import UNSET, FillRequest, check_ranking
 from infill.filling.results import Completion, FillResult, Position, complete
 from infill.filling.tokens import decode
 from infill.models import load_model as _load_model
@@ -106,4 +106,6 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
                           "editions: fill_inputs (infill run) and restore_files read them; "
                           "fill takes gap markers (a range: gap=(lo, hi))",
                           field="unknown_lengths")
+    several = ranks_lengths(request.gap)           # fill reads no Leiden: the gap decides
+    check_ranking(defaults.given, several, several)
     return fill_resolved(model, texts, request, defaults, _raise=_raise)

@@ -32,6 +32,11 @@ def _is_scorer(value) -> bool:
     return isinstance(value, Scorer)
 
 
+def _draws(sampling: str | None) -> str:
+    """How a decode with ``sampling`` chooses its tokens, for an error."""
+    return "searches a beam (no sampling)" if sampling is None else f"samples {sampling!r}"
+
+
 def _pivot_parts(pivot) -> tuple:
     return pivot if isinstance(pivot, tuple) else (pivot,)
 
@@ -55,8 +60,9 @@ class DecodeConfig(Request):
     pivot_context -- "inject" (METHODS §1: pivots are context) | "mask" (the paper's published code)
     allow_special -- let special tokens be placed in a gap
     sampling      -- None (beam search) or a sampling baseline: "pure" | "temperature" | "nucleus"
-    temperature   -- sampling temperature (``sampling="temperature"``)
-    top_p         -- nucleus mass (``sampling="nucleus"``)
+    temperature   -- sampling temperature (``sampling="temperature"``) or of Aeneas's own search;
+                     None: not chosen (1)
+    top_p         -- nucleus mass (``sampling="nucleus"``); None: not chosen (0.9)
     seed          -- seeds every draw; an input's draws depend only on (seed, the input)
     unknown_max_length, length_penalty -- Aeneas's own search (any-order, standard, on an Aeneas
                      model): the characters all ``#`` lacunae restore at most, and the exponent
@@ -93,12 +99,11 @@ class DecodeConfig(Request):
     sampling: str | None = option(None, str, "A sampling baseline at the same budget instead of "
                                   "beam search.", choices=lambda: SAMPLERS, optional=True,
                                   what="sampling method")
-    temperature: float = temperature_option(1.0, "Sampling temperature "
-                                            "(sampling='temperature'); in Aeneas's own search, "
-                                            "the temperature of its character distribution.",
-                                            "sampling temperature")
-    top_p: float = option(0.9, float, "Nucleus mass (sampling='nucleus').", low=0, low_open=True,
-                          high=1, what="top-p")
+    temperature: float | None = temperature_option(
+        None, "Sampling temperature (sampling='temperature'; default 1); in Aeneas's own search, "
+        "the temperature of its character distribution (default 1).", "sampling temperature")
+    top_p: float | None = option(None, float, "Nucleus mass (sampling='nucleus'; default 0.9).",
+                                 low=0, low_open=True, high=1, what="top-p", optional=True)
     unknown_max_length: int = option(20, int, "Aeneas's own search: the most characters all "
                                      "lacunae of unknown length (#) of a text restore together "
                                      "(Aeneas's unk_restoration_max_len).", low=1, high=20,
@@ -133,6 +138,13 @@ class DecodeConfig(Request):
                                   field="decoder")
         elif not _is_scorer(self.scorer):
             self.make_scorer()          # the scorer's own check of the options it takes
+        if self.top_p is not None and self.sampling != "nucleus":
+            raise ConfigError("top_p is the nucleus mass of sampling='nucleus'; this decode "
+                              f"{_draws(self.sampling)}", field="top_p")
+        if self.temperature is not None and self.sampling in ("pure", "nucleus"):
+            raise ConfigError("temperature tempers sampling='temperature' (and Aeneas's own "
+                              f"search); this decode {_draws(self.sampling)}",
+                              field="temperature")
 
     # ---- derived ------------------------------------------------------------------------------
     @property
@@ -171,7 +183,9 @@ class DecodeConfig(Request):
         from infill.decoding.proposals import Proposal
         from infill.decoding.selectors import GumbelSample, TopB
         if self.sampling is not None:
-            return GumbelSample(Proposal(self.sampling, self.temperature, self.top_p))
+            given = {k: v for k, v in (("temperature", self.temperature), ("top_p", self.top_p))
+                     if v is not None}
+            return GumbelSample(Proposal(self.sampling, **given))
         return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order_name].dedup, keep=self.dedup_keep)
 
     def to_json(self) -> dict:

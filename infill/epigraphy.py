@@ -260,8 +260,9 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
     :func:`infill.fill` (:func:`restore_request`: an option that does not apply to editions is a
     :class:`ConfigError`); options left out take the model's recommendation. Each result records
     the request that ran."""
+    from infill.filling.defaults import ranks_lengths
     from infill.filling.planner import fill_resolved
-    from infill.filling.request import unknown_span
+    from infill.filling.request import check_ranking, unknown_span
 
     request, defaults = restore_request(model, request, **options)
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
@@ -275,6 +276,9 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
         if r.error is None and r.rendered.restore:
             r.request = file_request(r, request)
             groups.setdefault(repr((r.request.gap, r.request.letters)), []).append(r)
+    ranged = [ranks_lengths(r.request.gap) for rs in groups.values() for r in rs]
+    if ranged:
+        check_ranking(defaults.given, any(ranged), all(ranged))
     n = request.batch_size
     for rs in groups.values():
         for part in (rs[i:i + n] for i in range(0, len(rs), n)):

@@ -236,9 +236,11 @@ def seed_option(help: str = SEED.help) -> Any:
     return option(0, int, help, low=0, high=MAX_SEED)
 
 
-def temperature_option(default: float, help: str, what: str) -> Any:
-    """A temperature field: a number in [MIN_TEMPERATURE, MAX_TEMPERATURE]."""
-    return option(default, float, help, low=MIN_TEMPERATURE, high=MAX_TEMPERATURE, what=what)
+def temperature_option(default: float | None, help: str, what: str) -> Any:
+    """A temperature field: a number in [MIN_TEMPERATURE, MAX_TEMPERATURE] (a default of None:
+    not chosen)."""
+    return option(default, float, help, low=MIN_TEMPERATURE, high=MAX_TEMPERATURE, what=what,
+                  optional=default is None)
 
 
 def described(cls) -> Iterable[tuple[str, Spec]]:

@@ -19,6 +19,7 @@ on stderr; JSON: ``config.defaults``; workbench).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from infill.data.files import read_json
 from infill.decoding.lengths import LENGTH_SCORES, parse_length
 from infill.errors import InfillError, ModelLoadError
 from infill.filling.calibration import MAX_TEMPERATURE
+from infill.filling.request import given_ranking
 from infill.names import LENGTH_BEAMS, RERANKS
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
@@ -69,10 +71,13 @@ LIBRARY_DEFAULTS = Recommendation(
 
 @dataclass(frozen=True)
 class Defaults:
-    """The defaults a decode used: ``values`` (option -> value) and the recommendation behind them."""
+    """The defaults a decode used: ``values`` (option -> value) and the recommendation behind
+    them; ``given``: the ranking options the user chose (:func:`~infill.filling.request.
+    given_ranking`), which must rank something (:func:`~infill.filling.request.check_ranking`)."""
 
     values: dict
     recommendation: Recommendation
+    given: frozenset = frozenset()
 
     def line(self) -> str:
         """One line for a person: ``scorer: standard (builtin:greek's default: why)``."""
@@ -103,7 +108,7 @@ class Defaults:
         if not drop & set(self.values):
             return self
         return Defaults({k: v for k, v in self.values.items() if k not in drop},
-                        self.recommendation)
+                        self.recommendation, self.given)
 
 
 def config_json(config, defaults: "Defaults | None", length_score: str | None = None,
@@ -264,6 +269,7 @@ def resolve_fill(model, request):
     rerank, defaults = resolve_rerank(request.rerank, config, defaults)
     if request.top_k > config.beam_size:
         config = config.replace(beam_size=request.top_k)
+    defaults = dataclasses.replace(defaults, given=given_ranking(request))
     return request.replace(config=config, gap=gap, length_score=length_score,
                            length_beam=length_beam, rerank=rerank), defaults
 

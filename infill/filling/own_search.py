@@ -53,9 +53,10 @@ def fill_own(model, texts: Sequence[str], request, results: list[FillResult],
     from infill.decoding.aeneas import RestoreOptions, restore
     _check(request)
     config = request.config
-    options = RestoreOptions(beam_width=config.beam_size, temperature=config.temperature,
-                             unknown_max=config.unknown_max_length,
-                             length_penalty=config.length_penalty, keep=config.dedup_keep)
+    tempered = {} if config.temperature is None else {"temperature": config.temperature}
+    options = RestoreOptions(beam_width=config.beam_size, unknown_max=config.unknown_max_length,
+                             length_penalty=config.length_penalty, keep=config.dedup_keep,
+                             **tempered)
     for result, text in zip(results, texts):
         try:
             ids, positions, gaps = model.restore_input(text, request.gap, request.marker)

@@ -68,6 +68,10 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request: FillRequest,
         if i in several:
             results[i].length_score = request.length_score
             results[i].length_beam = request.length_beam
+            if rerank != "off":
+                results[i].notes.append(f"rerank {rerank}: not applied: this input's gaps have "
+                                        "several lengths, ranked together by length_score "
+                                        f"{request.length_score}")
         elif rerank != "off":
             results[i].rerank = rerank
     return results
@@ -81,6 +85,11 @@ def _check_own_options(config: DecodeConfig) -> None:
     """ConfigError for an option of a model's own search given to a fill that does not run it
     (honoured or refused, never dropped)."""
     defaults = DecodeConfig.fields()
+    if config.temperature is not None and config.sampling != "temperature":
+        raise ConfigError("temperature tempers sampling='temperature' and Aeneas's own search "
+                          "(an Aeneas model, order any-order, scorer standard); this fill "
+                          f"runs infill's {config.decoder} decoder without sampling",
+                          field="temperature")
     for name in OWN_SEARCH_OPTIONS:
         if getattr(config, name) != defaults[name].default:
             raise ConfigError(f"'{name}' is an option of Aeneas's own search (an Aeneas model, "

@@ -17,7 +17,7 @@ from infill.data.letters import check_letters
 from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
 
 __all__ = ["FillRequest", "MAX_GAP_DIGITS", "NOT_FOR", "UNSET", "check_applies",
-           "check_gap_text", "unknown_span"]
+           "check_gap_text", "check_ranking", "given_ranking", "unknown_span"]
 
 UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<not given>", "__slots__": ()})()
 """A keyword not given (None is a value: ``gap=None`` asks for the model's gap)."""
@@ -202,3 +202,25 @@ def check_applies(request: FillRequest, kind: str) -> None:
         owner = request if name in FillRequest.fields() else request.config
         if getattr(owner, name) != defaults[name].default:
             raise ConfigError(f"'{name}' does not apply to {kind}: {why}", field=name)
+
+
+def given_ranking(request: FillRequest) -> frozenset[str]:
+    """The ranking options ``request`` sets (before defaults): ``length_score`` and
+    ``length_beam`` when not None, ``rerank`` when not None or ``off``."""
+    given = {n for n in ("length_score", "length_beam") if getattr(request, n) is not None}
+    return frozenset(given | ({"rerank"} if request.rerank not in (None, "off") else set()))
+
+
+def check_ranking(given: frozenset[str], some_compete: bool, all_compete: bool) -> None:
+    """:class:`ConfigError` for a ranking option the user gave (``given``:
+    :func:`given_ranking`) that would rank nothing: ``length_score`` or ``length_beam`` when no
+    gap of the inputs has several lengths (``some_compete`` False), ``rerank`` when every
+    input's lengths compete (``all_compete``: they are ranked by ``length_score`` instead)."""
+    for name in ("length_score", "length_beam"):
+        if name in given and not some_compete:
+            raise ConfigError(f"'{name}' ranks fills of several lengths; every gap here has one "
+                              "length (a range gap LO-HI, 'word', unknown_lengths or a Leiden "
+                              "[c.N] has several)", field=name)
+    if "rerank" in given and all_compete:
+        raise ConfigError("'rerank' reranks the completions of one gap length; these gaps have "
+                          "several lengths, ranked together by length_score", field="rerank")

@@ -15,7 +15,8 @@ from infill.config import DecodeConfig
 from infill.errors import ConfigError
 from infill.jobs.inputs import (Input, Outcome, as_inputs, mask_regions, read_leiden,
                                  read_letters, reads_leiden, reads_letters)
-from infill.filling.request import FillRequest, check_gap_text, unknown_span  # noqa: F401
+from infill.filling.request import (FillRequest, check_gap_text, check_ranking,  # noqa: F401
+                                    unknown_span)
 
 from infill.lazy import LazyModule
 
@@ -170,7 +171,9 @@ def fill_inputs(model, inputs: Iterable, request: FillRequest | None = None, *,
     :class:`FillRun`; iterating it decodes."""
     request, defaults = _defaults.resolve_fill(model, FillRequest.of(request, **options))
     read, warnings = prepare(model, as_inputs(inputs), request)
-    return FillRun(model, read, request, defaults, name, warnings, shard)
+    run = FillRun(model, read, request, defaults, name, warnings, shard)
+    check_ranking(defaults.given, run.ranks_lengths, _defaults.ranks_lengths(request.gap))
+    return run
 
 
 def prepare(model, inputs: Sequence[Input], request: FillRequest

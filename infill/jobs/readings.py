@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infill.errors import InfillError, InputError
-from infill.filling.request import UNSET, FillRequest, check_applies
+from infill.filling.request import UNSET, FillRequest, check_applies, check_ranking
 from infill.reading_scores import Candidate, ReadingsResult, as_candidates
 
 __all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
@@ -61,12 +61,14 @@ def readings(model, text: str, readings, gap=UNSET, top_k: int = UNSET,
 def _score(model, text: str, cands: list[list[Candidate]], request: FillRequest, gap
            ) -> ReadingsResult:
     """Score the readings of infill-syntax ``text`` (``gap``: the per-input gap, else None)."""
-    from infill.filling.defaults import resolve_fill
+    from infill.filling.defaults import ranks_lengths, resolve_fill
     from infill.reading_scores import check_config, readings_gap, score_readings
 
     gap, ids, notes = readings_gap(model, text, request.marker, gap, cands,
                                    request.config.allow_special)
     resolved, defaults = resolve_fill(model, request.replace(gap=gap))
+    several = ranks_lengths(resolved.gap)
+    check_ranking(defaults.given, several, several)
     check_config(resolved.config)
     result = score_readings(model, text, cands, ids, resolved, defaults)
     result.notes = [*notes, *result.notes]

@@ -36,10 +36,10 @@ from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, V
 from pydantic_core import PydanticCustomError
 
 from infill.config import DecodeConfig
-from infill.filling.defaults import Defaults, resolve_fill
+from infill.filling.defaults import Defaults, ranks_lengths, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
-from infill.filling.request import FillRequest
+from infill.filling.request import FillRequest, check_ranking
 from infill.jobs.fill import prepare
 from infill.jobs.inputs import Input, text_inputs
 from infill.serve.catalog import ModelCatalog
@@ -255,6 +255,7 @@ def text_job(text: str, model: str, request: FillRequest, defaults: Defaults,
         raise TooLarge(f"text too long once its Leiden lacunae are expanded: {len(read.text)} "
                        f"characters (limit {limits.max_text})")
     gap = request.gap if read.gap is None else list(read.gap)    # [c.3]: its whole range
+    check_ranking(defaults.given, ranks_lengths(gap), ranks_lengths(gap))
     letters = request.letters if read.letters is None else read.letters     # #[ηιν] in the text
     return Job(model, request.replace(gap=gap, letters=letters), read.text, defaults), \
         list(read.notes)

@@ -133,7 +133,7 @@ def test_methods_grid():
     base = infill.DecodeConfig(seed=3)
     assert t.decode_config(base) == infill.DecodeConfig(
         scorer="standard", order="left-to-right", beam_size=5, sampling="temperature",
-        temperature=0.25, top_p=0.9, seed=3)
+        temperature=0.25, seed=3)
     b2w = next(m for m in grid if m.key == "hcb-b2w/b5/pivot=[CLS]")
     assert b2w.decode_config(base) == infill.DecodeConfig(scorer="hcb", order="best-to-worst",
                                                           beam_size=5, pivot=2, seed=3)

@@ -277,12 +277,14 @@ def test_rerank_does_not_depend_on_top_k_and_takes_windows_and_several_gaps(gree
 
 
 def test_rerank_leaves_gaps_of_uncertain_length_to_the_length_score(bert):
-    """A range is ranked by length_score whatever rerank says; the result records which."""
-    a = infill.fill_each(bert, [TEXT], gap=(1, 2), top_k=4, rerank="pll")[0]
+    """A range is ranked by length_score: a rerank asked for there would rank nothing and is
+    refused (issue 46); 'off' is the range's own ranking; the result records which ran."""
+    with pytest.raises(ConfigError, match="rerank") as e:
+        infill.fill_each(bert, [TEXT], gap=(1, 2), top_k=4, rerank="pll")
+    assert e.value.field == "rerank"
     b = infill.fill_each(bert, [TEXT], gap=(1, 2), top_k=4, rerank="off")[0]
-    assert [(c.tokens, c.rank_score) for c in a.completions] == \
-        [(c.tokens, c.rank_score) for c in b.completions]
-    assert a.rerank is None and "rerank" not in a.to_json()["config"]
+    assert b.rerank is None and "rerank" not in b.to_json()["config"]
+    assert b.completions[0].rank_score is not None
     one = infill.fill_each(bert, [TEXT], gap=2, top_k=4, rerank="pll")[0]
     assert one.rerank == "pll" and one.to_json()["config"]["rerank"] == "pll"
     with pytest.raises(ConfigError, match="rerank"):
