@@ -216,12 +216,14 @@ def create_app(catalog: ModelCatalog | None = None, limits: Limits | None = None
                host: str = "127.0.0.1", allow_hosts: Sequence[str] = ()) -> FastAPI:
     """The application. ``catalog``: the models offered (default: the named ones); ``limits``
     (default: :class:`Limits`' defaults);
-    ``default_model``: what a request without ``model`` gets (default builtin:english);
+    ``default_model``: what a request without ``model`` gets (default builtin:english); the
+    catalog's extra models are loaded here, before the first request;
     ``worker``: the batching worker (default: a new one on ``catalog``), started and stopped
     with the application (its lifespan); ``host``: the address it is served on, and
     ``allow_hosts`` other names it answers to (:mod:`infill.serve.guard`: any other Host, a
     cross-origin POST or a POST body not declared JSON is refused)."""
     catalog = catalog if catalog is not None else ModelCatalog()
+    catalog.preload(catalog.extra)      # what an extra reads (Leiden, letters) is its adapter's
     limits = limits if limits is not None else Limits()
     default_model = catalog.check(default_model or DEFAULT_MODEL)
     worker = worker if worker is not None else BatchWorker(catalog, limits)

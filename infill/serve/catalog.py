@@ -63,6 +63,11 @@ class ModelCatalog:
             raise InputError(f"unknown model {name!r}; this server has: {', '.join(self.names())}")
         return name
 
+    @property
+    def extra(self) -> list[str]:
+        """The extra models (paths or ids given to ``infill serve --model``)."""
+        return list(self._extra)
+
     def family(self, name: str) -> str:
         """english / greek / protein / antibody for named models; an extra model's family is
         read from its loaded adapter (extras are loaded when the server starts)."""

@@ -47,3 +47,28 @@ def test_check_leaves_a_letter_set_unchecked(client):
 def test_an_approximate_lacuna_without_a_whole_count_is_400(client, siglum):
     r = client.post("/api/fill", json={"text": f"καὶ {siglum} τῶι", "model": "builtin:greek"})
     one_line(r, 400, "malformed Leiden sigla")
+
+
+def test_an_extra_character_model_reads_leiden_from_the_first_request(greek_char_dir):
+    """An extra model given to the app (not loaded by ``infill serve``'s start-up) is loaded by
+    create_app: its first fill reads the Leiden siglum ``[..]`` as ``infill run`` does, not as
+    text with a marker missing."""
+    from click.testing import CliRunner
+    from fastapi.testclient import TestClient
+
+    from infill.serve.app import create_app
+    from infill.serve.catalog import ModelCatalog
+    from infill_cli.main import main
+
+    catalog = ModelCatalog(extra=(greek_char_dir,), device="cpu")
+    app = create_app(catalog, default_model=greek_char_dir)
+    assert greek_char_dir in catalog.loaded
+    with TestClient(app, base_url="http://127.0.0.1:8000") as c:
+        r = c.post("/api/fill", json={"text": "ὁ δῆμος ἐτίμησεν [..]ον", "top_k": 3})
+    assert r.status_code == 200, r.text
+    cli = CliRunner().invoke(main, ["run", "-m", greek_char_dir, "--json", "-k", "3",
+                                    "ὁ δῆμος ἐτίμησεν [..]ον"])
+    import json
+    want = json.loads(cli.stdout)
+    assert [c["fills"] for c in r.json()["completions"]] == \
+        [c["fills"] for c in want["completions"]] and len(want["completions"]) == 3
