@@ -22,9 +22,23 @@ def torchrun(args: list[str], cwd: Path, nproc: int = 2) -> subprocess.Completed
 
 
 def single(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "infill_cli.main", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    """The single-process run, in this process (click's runner, one torch thread as each rank
+    has): what a process of its own would print, without paying a second interpreter's start."""
+    import contextlib
+
+    import torch
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with contextlib.chdir(cwd):
+            r = CliRunner().invoke(main, args)
+    finally:
+        torch.set_num_threads(threads)
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
 
 
 def rows(path: Path) -> list[dict]:
@@ -83,7 +97,7 @@ def _interrupted(out: Path, ref: Path, files: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("before,nproc", [(2, 2), (1, 2), (2, 3)])
+@pytest.mark.parametrize("before,nproc", [(1, 2), (2, 3)])
 def test_interrupted_bench_resumes_without_loss_or_duplicates(bert_dir, data, reference, before,
                                                               nproc):
     """An interrupted run of ``before`` processes, resumed with ``nproc``: the rows of an
