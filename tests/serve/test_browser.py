@@ -354,10 +354,30 @@ def _fasta_offered(driver) -> bool:
     return any(b.is_displayed() for b in driver.find_elements(By.CSS_SELECTOR, "#results .fasta"))
 
 
+def _antibody_answer(browser, cli_server, post_fn, first_row: str) -> None:
+    """An antibody's CDR-H3 redesigned on the page: the answer of POST /api/fill, in view,
+    counted in residues, offered as FASTA."""
+    from selenium.webdriver.common.by import By
+    families = {m["name"]: m["family"] for m in browser.execute_script("return state.models")}
+    antibody = next(n for n, f in families.items() if f == "antibody")
+    status, want = post_fn(cli_server, "/api/fill", {"text": ANTIBODY, "model": antibody,
+                                                     "region": "cdr3", "top_k": 5}, timeout=240)
+    assert status == 200, want
+    _fill(browser, antibody, ANTIBODY, region="cdr3")
+    assert _in_view(browser, first_row)
+    _reads_cleanly(browser)
+    residues = len(want["completions"][0]["fills"][0])
+    assert residues > 1
+    assert f"1 gap, {residues} residues" in browser.find_element(By.ID, "summary").text
+    assert _fasta_offered(browser)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")) == 5
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_answers_come_into_view_and_read_cleanly(cli_server, browser, post_fn, tmp_path, size):
-    """English, Greek, an antibody region and an EpiDoc file, one after the other: each answer
+    """English, Greek, an antibody region (in the narrow window) and an EpiDoc file, one after
+    the other: each answer
     replaces the one before, lies in the window (the page scrolls to it), says what it filled in
     the model's unit, shows the model's defaults on one line and never reads 'undefined'."""
     from selenium.webdriver.common.by import By
@@ -387,19 +407,8 @@ def test_answers_come_into_view_and_read_cleanly(cli_server, browser, post_fn, t
         "defaults: scorer standard, order left-to-right (builtin:greek's)"
     assert not _fasta_offered(browser)
 
-    families = {m["name"]: m["family"] for m in browser.execute_script("return state.models")}
-    antibody = next(n for n, f in families.items() if f == "antibody")
-    status, want = post_fn(cli_server, "/api/fill", {"text": ANTIBODY, "model": antibody,
-                                                     "region": "cdr3", "top_k": 5}, timeout=240)
-    assert status == 200, want
-    _fill(browser, antibody, ANTIBODY, region="cdr3")
-    assert _in_view(browser, first_row)
-    _reads_cleanly(browser)
-    residues = len(want["completions"][0]["fills"][0])
-    assert residues > 1
-    assert f"1 gap, {residues} residues" in browser.find_element(By.ID, "summary").text
-    assert _fasta_offered(browser)
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")) == 5
+    if size == min(SIZES):          # the narrow window (AntiBERTy's decode is the test's cost)
+        _antibody_answer(browser, cli_server, post_fn, first_row)
 
     # an EpiDoc upload replaces the text's answer (and a text's answer the upload's)
     from selenium.webdriver.support.ui import Select
