@@ -2,7 +2,8 @@
 ``[---]`` and restored with ``unknown_lengths``, against the same supplements with their length
 given.
 
-Each editor's supplement of n = 2..10 letters in an IOSPE part (default: validation) -- a seeded
+Each editor's supplement of n = 2..10 letters in a part (default: validation) of IOSPE or another
+EpiDoc corpus (``--corpus``; IAph; never Crete, which is kept for the final table) -- a seeded
 sample -- is hidden as a Leiden lacuna of unknown length, ``[---]``, and restored through the
 job ``infill run`` runs (:func:`infill.jobs.fill.fill_inputs`, ``unknown_lengths=LO-HI``): every
 length of the range decoded and the completions ranked by the length score. The oracle row gives
@@ -21,10 +22,12 @@ import random
 import time
 
 import torch
-from iospe_lengths import MARK, letters
+from iospe_lengths import MARK
+from iospe_lengths_report import letters
 
 import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
+from infill.data.latin import fold_uv
 from infill.jobs.fill import fill_inputs
 
 
@@ -34,26 +37,29 @@ def hidden(task) -> str:
     return task.text[:at] + "[---]" + task.text[at + len(task.gold):]
 
 
-def lengths_ranked(completions) -> list[int]:
-    """The distinct lengths of ranked completions, in the order they first appear."""
+def lengths_ranked(fills: list[str]) -> list[int]:
+    """The distinct lengths of ranked restorations, in the order they first appear."""
     out: list[int] = []
-    for c in completions:
-        n = len(letters(c))
+    for f in fills:
+        n = len(f)
         if n not in out:
             out.append(n)
     return out
 
 
-def row(name, comps, tasks, secs) -> str:
-    fills = [[letters(y) for y in c] for c in comps]
+def row(name, comps, tasks, secs, alphabet=None, same=lambda x: x) -> str:
+    """One row of the table (``same``: how restorations and golds are compared, e.g. Latin u =
+    v)."""
+    fills = [[same(letters(y, alphabet)) for y in c] for c in comps]
+    golds = [same(x.gold) for x in tasks]
     firsts = [f[0] if f else "" for f in fills]
     n = len(tasks)
-    top1 = sum(f == x.gold for f, x in zip(firsts, tasks))
-    top10 = sum(x.gold in f[:10] for f, x in zip(fills, tasks))
-    err = sum(cer(f, x.gold) for f, x in zip(firsts, tasks)) / n
-    ranked = [lengths_ranked(c) for c in comps]
-    len1 = sum(bool(r) and r[0] == len(x.gold) for r, x in zip(ranked, tasks))
-    len3 = sum(len(x.gold) in r[:3] for r, x in zip(ranked, tasks))
+    top1 = sum(f == g for f, g in zip(firsts, golds))
+    top10 = sum(g in f[:10] for f, g in zip(fills, golds))
+    err = sum(cer(f, g) for f, g in zip(firsts, golds)) / n
+    ranked = [lengths_ranked(f) for f in fills]
+    len1 = sum(bool(r) and r[0] == len(g) for r, g in zip(ranked, golds))
+    len3 = sum(len(g) in r[:3] for r, g in zip(ranked, golds))
     return (f"| {name} | {100 * top1 / n:.1f}% | {100 * top10 / n:.1f}% | {err:.3f} | "
             f"{100 * len1 / n:.0f}% | {100 * len3 / n:.0f}% | {secs:.0f} |")
 
@@ -61,7 +67,13 @@ def row(name, comps, tasks, secs) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="builtin:greek")
-    ap.add_argument("--split", default="validation", choices=("train", "validation"))
+    ap.add_argument("--corpus", default="iospe",
+                    help="iospe, or a folder of EpiDoc files (IAph: .../greek/iaph)")
+    ap.add_argument("--split", default="validation", choices=("train", "validation", "test"))
+    ap.add_argument("--files", type=int, default=0,
+                    help="read a seeded sample of this many of the part's files (EDH: 300)")
+    ap.add_argument("--fold-uv", action="store_true",
+                    help="compare Latin u and v as one letter (the stone has V for both)")
     ap.add_argument("--examples", type=int, default=40)
     ap.add_argument("--beam", type=int, default=10)
     ap.add_argument("--range", default="1-12", help="unknown_lengths: LO-HI")
@@ -69,22 +81,27 @@ def main() -> None:
                     help="length scores to compare, comma-separated (each a row)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    tasks = tasks_for(epidoc_folder("iospe"), args.split, list(range(2, 11)))
+    tasks = tasks_for(epidoc_folder(args.corpus), args.split, list(range(2, 11)), args.files)
     tasks = sorted(random.Random(0).sample(tasks, min(args.examples, len(tasks))),
                    key=lambda t: (t.file, t.index))
     model = infill.load_model(args.model, device="cpu")
+    alphabet = getattr(model, "alphabet", None)
+    same = fold_uv if args.fold_uv else (lambda x: x)
     opts = {"beam_size": args.beam, "top_k": 10}
     rows = []
     t = time.perf_counter()
     exact = [infill.fill(model, x.text, gap=1, marker=MARK, **opts)[0] for x in tasks]
-    rows.append(row("length given (oracle)", exact, tasks, time.perf_counter() - t))
+    rows.append(row("length given (oracle)", exact, tasks, time.perf_counter() - t, alphabet,
+                    same))
     for kind in args.scores.split(","):
         t = time.perf_counter()
         got = [one.result.completions for one in
                fill_inputs(model, [hidden(x) for x in tasks], unknown_lengths=args.range,
                            length_score=kind, **opts)]
-        rows.append(row(f"[---] as {args.range}, {kind}", got, tasks, time.perf_counter() - t))
-    print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], IOSPE {args.split}, "
+        rows.append(row(f"[---] as {args.range}, {kind}", got, tasks, time.perf_counter() - t,
+                        alphabet, same))
+    corpus = "IOSPE" if args.corpus == "iospe" else args.corpus.rstrip("/").rsplit("/", 1)[-1]
+    print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], {corpus} {args.split}, "
           f"{args.model}, beam {args.beam}, seed 0\n")
     print("| lacuna | top-1 | top-10 | CER | top-1 length | top-3 lengths | seconds |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
