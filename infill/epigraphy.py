@@ -21,9 +21,24 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infill._version import __version__
+from infill.data.accents import default_lexicon, script_span
 from infill.data.epidoc import Edition, Rendered, is_epidoc, read_edition
 from infill.data.epidoc_write import Reading, add_header, apply_readings, leiden, serialize
+from infill.data.files import input_limit, read_text
+from infill.data.greek import normalize
+from infill.data.latin import LATIN_LANGS, alphabet_for
+from infill.data.letters import lookalikes
+from infill.decoding.lengths import MAX_VARIANTS
 from infill.errors import InfillError, InputError
+from infill.filling.calibration import calibrated
+from infill.filling.defaults import config_json, ranks_lengths, resolve_fill
+from infill.filling.request import FillRequest, check_applies, check_ranking, unknown_span
+from infill.lazy import LazyModule
+
+planner = LazyModule("infill.filling.planner")
+"""The decoder (torch): read as ``planner.module.fill_resolved`` at each call, uncached, so that
+a replaced ``fill_resolved`` (a test's counter) is the one called."""
 
 __all__ = ["EditionResult", "edition_letters", "epidoc_output", "epidoc_paths", "leiden_output",
            "read_for_restore", "readings_for", "restore_files"]
@@ -71,7 +86,6 @@ class EditionResult:
         """The options that ran as ``--json`` writes them: ``defaults`` when some took the
         model's recommendation, ``length_score`` when lacunae of uncertain length were ranked,
         ``rerank`` when completions of one length were reranked."""
-        from infill.filling.defaults import config_json
         ranked = isinstance(self.request.gap, list)
         return config_json(self.config, self.defaults,
                            self.request.length_score if ranked else None,
@@ -101,8 +115,6 @@ def epidoc_paths(args: list[str], input_file: str | None = None
     """The EpiDoc inputs named by ``args`` (files and folders) or ``--input``: (path, its text
     when already read) each; None when they are not EpiDoc. An argument is EpiDoc when it is a
     folder (its ``*.xml`` files, sorted), a ``.xml`` file, or a file whose content is TEI."""
-    from infill.data.files import input_limit, read_text
-
     if args and input_file is not None:
         raise InputError("give inputs either as arguments or with 'input_file', not both",
                          field="input_file")
@@ -136,8 +148,6 @@ def _check_language(edition: Edition, model) -> None:
     alphabet = getattr(model, "alphabet", None)
     if model is None or alphabet is None or not hasattr(alphabet, "letters"):
         return
-    from infill.data.latin import LATIN_LANGS, alphabet_for
-
     base = edition.lang.lower().split("-")[0] if edition.lang else None
     known = base is None or base in GREEK_LANGS + LATIN_LANGS
     own = (edition.alphabet or alphabet_for(edition.lang)).name if known else None
@@ -174,7 +184,6 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
     if ed.lang is None:
         res.notes.append("the edition has no xml:lang; read as "
                          f"{ed.alphabet.name if ed.alphabet is not None else 'Greek'} (its script)")
-    from infill.decoding.lengths import MAX_VARIANTS   # more combinations: stated lengths
 
     rendered = res.rendered = ed.render(hide_supplied=hide_supplied, marker=MARKER)
     variants = math.prod(hi - lo + 1 for _, (lo, hi) in rendered.ranges)
@@ -221,9 +230,6 @@ def restore_request(model, request=None, **options):
     that do not apply to editions refused (:func:`~infill.filling.request.check_applies`) and the
     rest resolved once, as for any fill (:func:`~infill.filling.defaults.resolve_fill`). Returns
     ``(request, Defaults)``; each file then asks :func:`file_request`."""
-    from infill.filling.defaults import resolve_fill
-    from infill.filling.request import FillRequest, check_applies
-
     request = FillRequest.of(request, **options)
     check_applies(request, "EpiDoc files")
     return resolve_fill(model, request.replace(gap=1, marker=MARKER))
@@ -239,8 +245,6 @@ def file_request(result: EditionResult, request):
 def take_fill(result: EditionResult, fill) -> None:
     """A file's :class:`~infill.filling.results.FillResult` read back into its result: notes,
     windows, completions and the readings per lacuna (in the user's script for a Greek model)."""
-    from infill.data.accents import default_lexicon
-
     result.notes += [n for n in fill.notes if n not in result.notes]
     result.windows = fill.windows
     if fill.error is not None:
@@ -260,10 +264,6 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
     :func:`infill.fill` (:func:`restore_request`: an option that does not apply to editions is a
     :class:`ConfigError`); options left out take the model's recommendation. Each result records
     the request that ran."""
-    from infill.filling.defaults import ranks_lengths
-    from infill.filling.planner import fill_resolved
-    from infill.filling.request import check_ranking, unknown_span
-
     request, defaults = restore_request(model, request, **options)
     pairs = [(p, None) if isinstance(p, (str, Path)) else p for p in inputs]
     unknown = unknown_span(request.unknown_lengths)
@@ -282,8 +282,8 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
     n = request.batch_size
     for rs in groups.values():
         for part in (rs[i:i + n] for i in range(0, len(rs), n)):
-            filled = fill_resolved(model, [r.rendered.text for r in part], part[0].request,
-                                   defaults)
+            filled = planner.module.fill_resolved(model, [r.rendered.text for r in part],
+                                                  part[0].request, defaults)
             for r, f in zip(part, filled):
                 take_fill(r, f)
     return results
@@ -297,8 +297,6 @@ def edition_letters(result: EditionResult) -> list | None:
     if ed is None or rendered is None or \
             not any(ed.lacunae[k].kind == "unclear" for k, _, _ in rendered.restore):
         return None
-    from infill.data.greek import normalize
-    from infill.data.letters import lookalikes
     out: list = []
     for run in runs(rendered):
         entry: list = []
@@ -331,8 +329,6 @@ def readings_for(rendered: Rendered, completions, lexicon=None, temperature: flo
     run of one lacuna takes the whole fill, whatever its length). A reading's probability is
     the calibrated share of the completions holding it (``temperature``, the model's:
     :mod:`infill.filling.calibration`)."""
-    from infill.filling.calibration import calibrated
-
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
@@ -359,7 +355,6 @@ def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
     """``text[start:end]`` (restored letters) in the user's script (:mod:`infill.data.accents`)."""
     if lexicon is None:
         return text[start:end], False
-    from infill.data.accents import script_span
     return script_span(text, start, end, lexicon)
 
 
@@ -367,7 +362,6 @@ def _in_script(text: str, start: int, end: int, lexicon) -> tuple[str, bool]:
 def describe(model_name: str, request, hide_supplied: bool) -> str:
     """What the header's <change> says: the model, the decoder and every option that ran
     (``request``: the resolved fill request), the number of readings kept."""
-    from infill.filling.defaults import ranks_lengths
     opts = request.config.to_json()
     if ranks_lengths(request.gap):                  # lacunae of uncertain length: ranked by
         opts["length_score"] = request.length_score
@@ -385,8 +379,6 @@ def describe(model_name: str, request, hide_supplied: bool) -> str:
 def epidoc_output(result: EditionResult, model_name: str) -> str:
     """The file with the restorations written in (see :mod:`infill.data.epidoc_write`), its
     header recording the options that ran; a file with nothing restored comes out unchanged."""
-    from infill._version import __version__
-
     if not result.readings:
         return serialize(result.edition)
     apply_readings(result.edition, result.readings)

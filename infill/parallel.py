@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infill.errors import ConfigError
+from infill.errors import ConfigError, InfillError
+from infill.lazy import LazyModule, torch
+
+dist = LazyModule("torch.distributed")
 
 __all__ = ["Shard", "current", "exit_process"]
 
@@ -53,7 +57,6 @@ class Shard:
         ``cuda:LOCAL_RANK``; CPU stays CPU."""
         if not self.active:
             return device
-        import torch
         if device in (None, "cuda") and torch.cuda.is_available():
             return f"cuda:{self.local_rank}"
         if device is not None and device.startswith("cuda:") and self.world > 1:
@@ -65,7 +68,6 @@ class Shard:
         """Every rank's ``obj`` on rank 0 (in rank order); None on the others."""
         if not self.active:
             return [obj]
-        import torch.distributed as dist
         out = [None] * self.world if self.main else None
         dist.gather_object(obj, out, dst=0)
         return out
@@ -74,7 +76,6 @@ class Shard:
         """Rank 0's ``obj`` on every rank."""
         if not self.active:
             return obj
-        import torch.distributed as dist
         box = [obj]
         dist.broadcast_object_list(box, src=0)
         return box[0]
@@ -82,7 +83,6 @@ class Shard:
     def on_main(self, fn):
         """Run ``fn`` on rank 0 only; an infill error there is raised on every rank (instead of
         leaving the others waiting); returns ``fn``'s result on rank 0, None elsewhere."""
-        from infill.errors import InfillError
         result, failure = None, None
         if self.main:
             try:
@@ -97,7 +97,6 @@ class Shard:
     def everywhere(self, fn):
         """Run ``fn`` on every rank; an infill error on any rank (the lowest failing one) is raised
         on every rank (instead of leaving the others waiting); returns ``fn``'s result."""
-        from infill.errors import InfillError
         result, failure = None, None
         try:
             result = fn()
@@ -112,8 +111,7 @@ class Shard:
 
     def barrier(self) -> None:
         if self.active:
-            import torch.distributed as dist
-            dist.barrier()
+                dist.barrier()
 
 
 _CURRENT: Shard | None = None
@@ -128,8 +126,6 @@ def current() -> Shard:
     if world <= 1:
         _CURRENT = Shard()
         return _CURRENT
-    import torch
-    import torch.distributed as dist
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
     if not dist.is_initialized():
@@ -145,7 +141,6 @@ def current() -> Shard:
 
 def _finish() -> None:
     """Every rank tears the group down together (after a barrier)."""
-    import torch.distributed as dist
     if not dist.is_initialized():
         return
     try:
@@ -161,7 +156,6 @@ def exit_process(code: int) -> None:
     (transformers does, once a model is loaded) keeps gloo's threads alive past
     ``destroy_process_group``, and destroying them at interpreter exit can abort the process
     ("terminate called without an active exception") after all its work is done."""
-    import sys
     if _CURRENT is None or not _CURRENT.active:
         sys.exit(code)
     try:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import unicodedata
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,18 @@ from typing import Any
 
 import torch
 
+from infill.data.greek import normalize
+from infill.decoding.engine import Hypothesis
+from infill.decoding.fixed import fixed_scores
+from infill.decoding.lengths import Variant, gap_lengths
+from infill.decoding.lengths import variants as length_variants
+from infill.decoding.letters import apply_letters
+from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
+from infill.filling import length_ranking, planner, reranking
+from infill.filling.calibration import calibrated
+from infill.filling.defaults import config_json
+from infill.filling.results import complete
 
 __all__ = ["Candidate", "Combination", "MAX_COMBINATIONS", "ReadingsResult", "ScoredReading",
            "as_candidates", "parse_readings", "readings_gap", "score_readings"]
@@ -133,7 +145,6 @@ class ReadingsResult:
 
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
-        from infill.filling.defaults import config_json
         config = config_json(self.config, self.defaults, self.length_score, self.length_beam,
                              self.rerank)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
@@ -196,15 +207,12 @@ def unread_characters(model, text: str) -> list[str]:
     control and format characters (a bidi override, a zero-width joiner, private use) for every
     model; for a model with an alphabet also each one its normalization drops (brackets, ``\\``,
     ``@``, ``*``, apostrophes), accents excepted (they are read off the letter)."""
-    import unicodedata
-
     alphabet = getattr(model, "alphabet", None)
     out: dict[str, None] = {}
     for c in text:
         if unicodedata.category(c)[0] == "C":
             out[c] = None
         elif alphabet is not None and not c.isspace() and not unicodedata.combining(c):
-            from infill.data.greek import normalize
             if not normalize(c, strip=False, alphabet=alphabet, unknown=True):
                 out[c] = None
     return list(out)
@@ -257,8 +265,6 @@ def readings_gap(model, text: str, marker: str, gap, readings: list[list[Candida
     range of its readings' lengths; every reading must fit its lacuna.
     InputError (one line) for readings of a lacuna the text lacks, a lacuna without readings,
     a reading of the wrong length, letters the model cannot write."""
-    from infill.decoding.lengths import gap_lengths
-
     markers = _marker_gaps(model, text, marker)
     if len(readings) != len(markers):
         more = len(readings) > len(markers)
@@ -331,9 +337,6 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
     """Score every combination of ``readings`` (their ``ids`` from :func:`readings_gap`) in
     ``text`` under the resolved fill ``request`` (:func:`~infill.filling.defaults.resolve_fill`), and
     run the beam with it; see the module docstring."""
-    from infill.filling.calibration import calibrated
-    from infill.filling.planner import fill_resolved
-
     config = request.config
     check_config(config)
     combos = list(itertools.product(*(range(len(rs)) for rs in readings)))
@@ -345,7 +348,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
                            [[c.text for c in rs] for rs in readings])
     with warnings.catch_warnings():       # a long text's windows: the beam's note says so
         warnings.simplefilter("ignore", LongInputWarning)
-        [beam] = fill_resolved(model, [text], request, defaults)
+        [beam] = planner.fill_resolved(model, [text], request, defaults)
     if beam.error is not None:
         raise InputError(beam.error, field=beam.error_field)
     by_key = {_key(c): (r, c.score) for r, c in enumerate(beam.completions, 1)}
@@ -383,14 +386,11 @@ def _key(completion) -> tuple:
 def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:
     """The text's encodings (the beam's own length variants) by the length of each gap, with
     the request's letter sets (``letters``) among the tokens each position allows."""
-    from infill.decoding.lengths import Variant, gap_lengths, variants
-    from infill.decoding.letters import apply_letters
-
     lengths = gap_lengths(model, request.gap)
     if isinstance(lengths, int):
         found = [Variant((), model.encode(text, lengths, request.marker))]
     else:
-        found = variants(model, text, lengths, request.marker)
+        found = length_variants(model, text, lengths, request.marker)
     apply_letters(model, found, getattr(request, "letters", None), request.config.allow_special)
     return {tuple(len(g) for g in v.encoding.gaps): v for v in found}
 
@@ -399,11 +399,6 @@ def _score_combos(model, variants: dict, ids: list[list[list[int]]], combos: lis
                   request, names: list[list[str]]) -> list[dict]:
     """Each combination's exact score (summed over the context windows of a long text, as the
     fill combines them), its completion and, with several lengths, its length score."""
-    from infill.filling.results import complete
-    from infill.decoding.engine import Hypothesis
-    from infill.decoding.fixed import fixed_scores
-    from infill.decoding.windows import windows_for
-
     config = request.config
     rows, owners, placed, entries = [], [], [], []
     for c, combo in enumerate(combos):
@@ -474,12 +469,9 @@ def _check_placeable(var, at: dict, texts: list[str]) -> None:
 def _rerank_scores(model, out: list[dict], kind: str) -> None:
     """Each combination's (score + PLL) / 2 (:mod:`infill.filling.reranking`, all of them: exhaustive), the
     value the beam's completions of one length are reranked by."""
-    from infill.filling.planner import filled_ids
-    from infill.filling.reranking import rerank
-
-    values = rerank(model, kind, [filled_ids(o["var"], o["hyp"]) for o in out],
-                    [o["var"].encoding.positions for o in out], [o["score"] for o in out],
-                    len(out), exhaustive=True)
+    filled = [planner.filled_ids(o["var"], o["hyp"]) for o in out]
+    values = reranking.rerank(model, kind, filled, [o["var"].encoding.positions for o in out],
+                              [o["score"] for o in out], len(out), exhaustive=True)
     for j, v in values:
         out[j]["rank_score"] = v
 
@@ -487,12 +479,11 @@ def _rerank_scores(model, out: list[dict], kind: str) -> None:
 def _length_scores(model, out: list[dict], length_score: str) -> None:
     """The length score of every combination (:func:`infill.filling.length_ranking.rank`, all of them:
     exhaustive), the value the beam's completions of several lengths are ranked by."""
-    from infill.filling.planner import filled_ids
-    from infill.filling.length_ranking import rank
-
     chars = [sum(map(len, o["completion"].fills)) for o in out]
-    values = rank(model, length_score, [filled_ids(o["var"], o["hyp"]) for o in out],
-                  [o["var"].encoding.positions for o in out], [o["score"] for o in out], chars,
-                  len(out), exhaustive=True, progress=False)
+    filled = [planner.filled_ids(o["var"], o["hyp"]) for o in out]
+    values = length_ranking.rank(model, length_score, filled,
+                                 [o["var"].encoding.positions for o in out],
+                                 [o["score"] for o in out], chars, len(out), exhaustive=True,
+                                 progress=False)
     for j, v in values:
         out[j]["rank_score"] = v

@@ -2,8 +2,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from infill.data.builtins import builtin_path
+from infill.data.files import read_json
 from infill.errors import ModelLoadError
+from infill.lazy import LazyModule
+from infill.models.checkpoints import load_pickle
+from infill.models.encoder import refuse_custom_code
+
+if TYPE_CHECKING:
+    from infill.models.base import MaskedLM
+
+# The adapters import torch: each on first use (names unlike the submodules', which the import
+# system binds on this package when it loads them).
+_base = LazyModule("infill.models.base")
+_accel = LazyModule("infill.models.accel")
+_antibody = LazyModule("infill.models.antibody")
+_char = LazyModule("infill.models.char")
+_esm = LazyModule("infill.models.esm")
+_hf = LazyModule("infill.models.hf")
+_ithaca = LazyModule("infill.models.ithaca")
 
 __all__ = ["Encoding", "MaskedLM", "load_model"]
 
@@ -11,8 +30,7 @@ __all__ = ["Encoding", "MaskedLM", "load_model"]
 def __getattr__(name: str):
     """``Encoding`` and ``MaskedLM`` on first use (importing this package costs no torch)."""
     if name in ("Encoding", "MaskedLM"):
-        from infill.models import base
-        return getattr(base, name)
+        return getattr(_base, name)
     raise AttributeError(f"module 'infill.models' has no attribute {name!r}")
 
 
@@ -22,8 +40,7 @@ def load_model(name_or_path: str, device: str | None = None, dtype: str | None =
     opt-in speed-ups of :mod:`infill.models.accel`."""
     lm = _load(name_or_path, device, dtype, **options)
     if quantize is not None or compile:
-        from infill.models.accel import accelerate
-        accelerate(lm, quantize=quantize, compile=compile)
+        _accel.accelerate(lm, quantize=quantize, compile=compile)
     return lm
 
 
@@ -45,12 +62,9 @@ def _load(name_or_path: str, device: str | None = None, dtype: str | None = None
     """
     name = str(name_or_path)
     kw = {"device": device, "dtype": dtype, **options}
-    from infill.models.antibody import is_antibody_name
-    if is_antibody_name(name):
-        from infill.models.antibody import load_antibody
-        return load_antibody(name, **kw)
+    if _antibody.is_antibody_name(name):
+        return _antibody.load_antibody(name, **kw)
     if name.startswith("builtin:"):
-        from infill.data.builtins import builtin_path
         lm = _load(str(builtin_path(name)), device, dtype, **options)
         lm.name = name          # messages name builtin:greek, not the folder it lies in
         return lm
@@ -66,10 +80,8 @@ def _load_file(path: Path, name: str, kw: dict) -> MaskedLM:
     """A checkpoint file, by its suffix: ``.pt`` fair-esm, ``.pkl`` Ithaca or Aeneas (by its
     content)."""
     if path.suffix == ".pt":
-        from infill.models.esm import load_fair_esm
-        return load_fair_esm(str(path), **kw)
+        return _esm.load_fair_esm(str(path), **kw)
     if path.suffix == ".pkl":
-        from infill.models.checkpoints import load_pickle
         return load_pickle(path, **kw)
     raise ModelLoadError(f"don't know how to load model file {name!r} (expected a .pt fair-esm "
                          "checkpoint, an Ithaca or Aeneas .pkl checkpoint or a model directory)")
@@ -78,16 +90,12 @@ def _load_file(path: Path, name: str, kw: dict) -> MaskedLM:
 def _load_dir(path: Path, name: str, kw: dict) -> MaskedLM:
     """A model directory, by the file that describes it (antibody metadata, ``charmodel.json``,
     ``ithaca.json``, ``config.json``, else one fair-esm checkpoint)."""
-    from infill.models.antibody import META_FILE
-    if (path / META_FILE).exists():
-        from infill.models.antibody import load_antibody
-        return load_antibody(str(path), **kw)
+    if (path / _antibody.META_FILE).exists():
+        return _antibody.load_antibody(str(path), **kw)
     if (path / "charmodel.json").exists():
-        from infill.models.char import load_char
-        return load_char(str(path), **kw)
+        return _char.load_char(str(path), **kw)
     if (path / "ithaca.json").exists():
-        from infill.models.ithaca import load_ithaca
-        return load_ithaca(str(path), **kw)
+        return _ithaca.load_ithaca(str(path), **kw)
     if not (path / "config.json").exists():
         return _load_checkpoint_dir(path, name, kw)
     return _load_hf_dir(path, kw)
@@ -98,26 +106,21 @@ def _load_checkpoint_dir(path: Path, name: str, kw: dict) -> MaskedLM:
     checkpoints = [p for p in sorted(path.glob("*.pt"))
                    if not p.name.endswith("-contact-regression.pt") and p.name != "checkpoint.pt"]
     if len(checkpoints) == 1:     # e.g. the output folder of `infill train protein`
-        from infill.models.esm import load_fair_esm
-        return load_fair_esm(str(checkpoints[0]), **kw)
+        return _esm.load_fair_esm(str(checkpoints[0]), **kw)
     raise ModelLoadError(f"model directory {name!r} has no config.json (nor charmodel.json, "
                          "nor one fair-esm .pt checkpoint)")
 
 
 def _load_hf_dir(path: Path, kw: dict) -> MaskedLM:
     """A Hugging Face model directory; ESM2 (``model_type`` esm) gets the protein adapter."""
-    from infill.data.files import read_json
     config = read_json(path / "config.json", "model configuration", ModelLoadError)
     if not isinstance(config, dict):
         raise ModelLoadError(f"{path / 'config.json'} is not a model configuration (a JSON "
                              "object)")
-    from infill.models.encoder import refuse_custom_code
     refuse_custom_code(str(path))         # never a folder's own code (auto_map, unknown type)
     if config.get("model_type") == "esm":
-        from infill.models.esm import load_hf_esm
-        return load_hf_esm(str(path), **kw)
-    from infill.models.hf import load_hf
-    return load_hf(str(path), **kw)
+        return _esm.load_hf_esm(str(path), **kw)
+    return _hf.load_hf(str(path), **kw)
 
 
 def _load_hub(name: str, kw: dict) -> MaskedLM:
@@ -126,10 +129,7 @@ def _load_hub(name: str, kw: dict) -> MaskedLM:
     if name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith(".pt"):
         raise ModelLoadError(f"no such model file or directory: {name!r}")
     if name.startswith("esm") and "/" not in name:
-        from infill.models.esm import load_fair_esm
-        return load_fair_esm(name, **kw)
+        return _esm.load_fair_esm(name, **kw)
     if name.startswith("facebook/esm"):
-        from infill.models.esm import load_hf_esm
-        return load_hf_esm(name, **kw)
-    from infill.models.hf import load_hf
-    return load_hf(name, **kw)
+        return _esm.load_hf_esm(name, **kw)
+    return _hf.load_hf(name, **kw)
