@@ -13,11 +13,17 @@ from .errors import InfillCommand, clean_errors
 from .options import (SafePath, data_option, deprecated, device_options, examples_option,
                       field_option, json_option, model_option, no_window_option,
                       progress_option, request_args, speed_options)
+from infill.data.files import ensure_dir
 from infill.errors import InputError
-from infill.jobs.joint import JointRequest
+from infill.jobs.joint import JointRequest, joint_corpus, joint_metrics, pair_joints
 from infill.lazy import LazyModule
+from infill.parallel import current
+from infill.progress import progress as progress_bar
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
+json = LazyModule("json")
+sharding = LazyModule("infill.jobs.sharding")
+metrics = LazyModule("infill.joint.metrics")
 
 
 def _joint(name: str, *aliases: str, **overrides):
@@ -85,10 +91,6 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
     context window centred on the pair (said once on stderr; "windows" in --json); with
     --no-window, TEXT is refused and --data skips such texts.
     """
-    from infill.jobs.joint import joint_corpus
-    from infill.parallel import current
-    from infill.jobs.sharding import load
-
     aliases = {"examples": n_alias, "top_k": top_alias, "ag_iterations": iterations_alias,
                "pair_scheme": scheme_alias}                 # old spellings, warned of on parse
     params.update({"examples": examples}, **{k: v for k, v in aliases.items() if v is not None})
@@ -97,10 +99,9 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
                            **request_args(JointRequest, params))
     corpus = None if text is not None else joint_corpus(model, request.data)
     if out and text is None:               # fail before the work, not after it
-        from infill.data.files import ensure_dir
         ensure_dir(out, "--out folder")
     shard = current()
-    lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     if text is not None:
         return _one_text(lm, model, text, request, no_window, as_json)
     _metrics(lm, model, corpus, request, data_root, out, shard, progress, no_window, as_json)
@@ -109,8 +110,6 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
 def _one_text(lm, model: str, text: str, request: JointRequest, no_window: bool,
               as_json: bool) -> None:
     """TEXT mode: the top pairs of each joint, as a table or one JSON line."""
-    from infill.jobs.joint import pair_joints
-
     long_inputs = io.LongInputs(
         lm, no_window, "read in the longest context window centred on the gaps")
     for note in lm.input_notes(text):
@@ -132,9 +131,6 @@ def _one_text(lm, model: str, text: str, request: JointRequest, no_window: bool,
 def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out, shard,
              progress, no_window: bool, as_json: bool) -> None:
     """--data mode: the metrics table (or one JSON line), and the files in ``out``."""
-    from infill.jobs.joint import joint_metrics
-    from infill.progress import progress as progress_bar
-
     long_inputs = io.LongInputs(
         lm, no_window, "each pair read in the longest context window centred on it")
 
@@ -153,15 +149,13 @@ def _metrics(lm, model: str, corpus: str, request: JointRequest, data_root, out,
     long_inputs.note(res.windows, what=f"{len(res.windows)} of {len(res.result.records)} "
                                        "examples", refuse="skip them")
     if as_json:
-        import json
         click.echo(json.dumps(res.to_json(), ensure_ascii=False))
         if out:
             res.write(out)
         return
-    from infill.joint.metrics import format_table
     click.echo(f"{res.title}: {res.examples} examples, K={request.joint_size}, AG "
                f"{request.ag_iterations} iterations")
-    click.echo(format_table(res.result.table, markdown=False))
+    click.echo(metrics.format_table(res.result.table, markdown=False))
     if "MRF-L" not in res.result.table:
         click.echo("MRF-L: n/a (this model adapter exposes no raw logits)")
     if out:

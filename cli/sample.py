@@ -9,10 +9,17 @@ from .status import progress_option, say
 from .options import (deprecated, device_options, field_option, gap_options, input_option,
                       json_option, model_option, no_window_option, read_aliases, request_args,
                       seed_option, speed_options, stack, temperature_type)
+from .ranks import finish
 from infill.lazy import LazyModule
+from infill.parallel import current
+from infill.progress import follow, progress as progress_bar
 from infill.requests import MAX_SWEEPS, RescoreRequest, SampleRequest
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
+defaults = LazyModule("infill.filling.defaults")
+sharding = LazyModule("infill.jobs.sharding")
+sample_job = LazyModule("infill.jobs.sample")
+rescore_job = LazyModule("infill.jobs.rescore")
 
 ALIASES = {"temperature_alias": "target_temperature", "order_alias": "sweep_order",
            "epochs_alias": "sweeps", "top_alias": "top_k"}
@@ -80,17 +87,12 @@ def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compi
     infill sample --chains 2 --sweeps 5 "To be, or not to ___, that is the question."
     infill sample --anneal 0.2 --sweeps 5 --json "Friends, Romans, countrymen, lend me your ___"
     """
-    from .ranks import finish
-    from infill.filling.defaults import fixed_gap
-    from infill.parallel import current
-    from infill.jobs.sharding import load
-
     params = read_aliases(params, ALIASES)
     opts = SampleRequest(**request_args(SampleRequest, params))
     shard = current()
     records = io.read_records(texts, input_file)
-    lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
-    gap, gap_note = fixed_gap(gap, lm)
+    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    gap, gap_note = defaults.fixed_gap(gap, lm)
     if gap_note and shard.main:
         say(gap_note)
     long_inputs = io.LongInputs(
@@ -105,17 +107,14 @@ def _sampled(lm, model: str, records, opts: SampleRequest, gap: int, marker: str
              long_inputs: io.LongInputs, shard, progress) -> list | None:
     """Every input's samples (rank 0; None on the others), with a bar over the inputs and one
     over the sweeps of the input being sampled (it can take minutes) where ``progress``."""
-    from infill.jobs.sample import sample_inputs
-    from infill.progress import follow, progress as progress_bar
-
     shown = progress if shard.main else False
     with progress_bar(total=len(shard.mine(len(records))), desc="sample", unit="input",
                       enabled=shown) as bar, \
             progress_bar(total=opts.sweeps, desc="sweeps", unit="sweep", enabled=shown,
                          leave=False) as sweeps, io.LongInputs.quiet():
-        return sample_inputs(lm, records, opts, gap=gap, marker=marker,
-                             window=long_inputs.window, name=model, shard=shard,
-                             progress=bar, on_sweep=follow(sweeps))
+        return sample_job.sample_inputs(lm, records, opts, gap=gap, marker=marker,
+                                        window=long_inputs.window, name=model, shard=shard,
+                                        progress=bar, on_sweep=follow(sweeps))
 
 
 def _print_samples(results: list, opts: SampleRequest, top: int, as_json: bool,
@@ -177,22 +176,17 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"
     infill run --json -k 5 "Now is the winter of our ___" | jq -r '.completions[].text' | infill rescore
     """
-    from .ranks import finish
-    from infill.jobs.rescore import rescore_inputs
-    from infill.parallel import current
-    from infill.progress import progress as progress_bar
-    from infill.jobs.sharding import load
-
     shard = current()
     records = io.read_records(tuple(texts), input_file, "text")
-    lm = load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     long_inputs = io.LongInputs(
         lm, no_window, "each token scored in the longest context window centred on it")
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="rescore", unit="text",
                       enabled=shown) as bar, io.LongInputs.quiet():
-        ranking = rescore_inputs(lm, records, energy=energy, window=long_inputs.window,
-                                 name=model, shard=shard, progress=bar)
+        ranking = rescore_job.rescore_inputs(lm, records, energy=energy,
+                                             window=long_inputs.window, name=model,
+                                             shard=shard, progress=bar)
     failed = _print_ranking(ranking, top_k, as_json, long_inputs) if shard.main else None
     finish(shard, failed, len(records), noun="text", verb="scored")
 

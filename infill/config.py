@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infill.errors import ConfigError
+from infill.lazy import LazyModule
 from infill.fields import (AG_MAX_ITERATIONS, MAX_SEED, Request, check_seed, option, seed_option,
                            temperature_option)
 from infill.names import DECODERS, DEDUP_KEEPS, ORDERS, PIVOT_CONTEXTS, SAMPLERS, SCORERS
@@ -21,6 +22,14 @@ if TYPE_CHECKING:
     from infill.decoding.scorers import Scorer
     from infill.decoding.selectors import Selector
 
+# The decoding machinery, on first use: the options (and the command line's help) need none of it
+# (tests/cli/test_startup.py).
+engine = LazyModule("infill.decoding.engine")
+orders = LazyModule("infill.decoding.orders")
+proposals = LazyModule("infill.decoding.proposals")
+scorers = LazyModule("infill.decoding.scorers")
+selectors = LazyModule("infill.decoding.selectors")
+
 __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_CONTEXTS",
            "MAX_SEED", "check_seed"]
 
@@ -28,8 +37,7 @@ MAX_BEAM = 100_000
 
 
 def _is_scorer(value) -> bool:
-    from infill.decoding.scorers import Scorer
-    return isinstance(value, Scorer)
+    return isinstance(value, scorers.Scorer)
 
 
 def _draws(sampling: str | None) -> str:
@@ -163,30 +171,25 @@ class DecodeConfig(Request):
 
     def make_scorer(self) -> Scorer:
         """A fresh scorer (the given instance when one was passed)."""
-        from infill.decoding.scorers import make_scorer
         if self.decoder == "ag":
             raise ConfigError("the ag decoder has no scorer (it builds a pairwise joint)",
                               field="decoder")
-        return make_scorer(self.scorer if _is_scorer(self.scorer) else self.scorer_name,
+        return scorers.make_scorer(self.scorer if _is_scorer(self.scorer) else self.scorer_name,
                            pivot=self.pivot, pivot_context=self.pivot_context)
 
     def search(self):
         """The engine's parts for these options (:class:`~infill.decoding.engine.Search`): a
         fresh scorer (or the given instance), the order and the selector."""
-        from infill.decoding.engine import Search
-        from infill.decoding.orders import ORDERS as ORDER_REGISTRY
-        return Search(self.make_scorer(), ORDER_REGISTRY[self.order_name], self.make_selector(),
-                      self.beam_size, self.seed, self.allow_special)
+        return engine.Search(self.make_scorer(), orders.ORDERS[self.order_name],
+                             self.make_selector(), self.beam_size, self.seed, self.allow_special)
 
     def make_selector(self) -> Selector:
-        from infill.decoding.orders import ORDERS as ORDER_REGISTRY
-        from infill.decoding.proposals import Proposal
-        from infill.decoding.selectors import GumbelSample, TopB
         if self.sampling is not None:
             given = {k: v for k, v in (("temperature", self.temperature), ("top_p", self.top_p))
                      if v is not None}
-            return GumbelSample(Proposal(self.sampling, **given))
-        return TopB(dedup=self.dedup and ORDER_REGISTRY[self.order_name].dedup, keep=self.dedup_keep)
+            return selectors.GumbelSample(proposals.Proposal(self.sampling, **given))
+        return selectors.TopB(dedup=self.dedup and orders.ORDERS[self.order_name].dedup,
+                              keep=self.dedup_keep)
 
     def to_json(self) -> dict:
         """The options as JSON-able values (what ``--json`` output and bench records store);

@@ -296,3 +296,49 @@ def test_request_types_import_neither_torch_nor_transformers():
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[]"]
+
+
+SWEPT = ["infill/config.py", "infill/epigraphy.py", "infill/jobs/check.py", "infill/jobs/joint.py",
+         "infill/jobs/readings.py", "infill/lazy.py", "infill/models/__init__.py",
+         "infill/parallel.py", "infill/reading_scores.py", "infill/training/greek.py",
+         "cli/joint.py", "cli/sample.py"]
+"""Files that follow infill/lazy.py's rule for imports: light at the top, heavy through
+``LazyModule``; none imports inside a function."""
+
+FUNCTION_IMPORTS_ALLOWED: dict[str, str] = {}
+"""``path:function`` -> why it imports inside the function (an optional dependency): none yet."""
+
+
+def function_imports(source: str, where: str) -> list[str]:
+    """``where:function:line`` of each import statement inside a function of ``source``."""
+    out = []
+    for fn in ast.walk(ast.parse(source)):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out += [f"{where}:{fn.name}:{node.lineno}" for node in ast.walk(fn)
+                    if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return out
+
+
+def test_swept_files_import_at_the_top():
+    assert function_imports("import a\nif b:\n    import c\nclass C:\n    def f(self):\n"
+                            "        def g():\n            from d import e\n", "x.py") == [
+        "x.py:f:7", "x.py:g:7"]
+    found = [w for rel in SWEPT
+             for w in function_imports((ROOT / rel).read_text(encoding="utf-8"), rel)
+             if w.rpartition(":")[0] not in FUNCTION_IMPORTS_ALLOWED]
+    assert not found, "imports inside functions (infill/lazy.py: top or LazyModule):\n" + \
+        "\n".join(found)
+
+
+def test_swept_light_modules_import_no_torch():
+    """What the sweep moved to the top kept these modules light (their heavy parts are
+    ``LazyModule``s, imported on first use)."""
+    light = ["infill.config", "infill.epigraphy", "infill.jobs.check", "infill.jobs.joint",
+             "infill.models", "infill.parallel", f"{CLI_PACKAGE}.joint", f"{CLI_PACKAGE}.sample"]
+    code = (f"import importlib, sys; [importlib.import_module(m) for m in {light!r}]; "
+            "print(sorted(m for m in ('torch', 'transformers', 'numpy', 'lxml') "
+            "if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["[]"]

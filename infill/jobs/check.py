@@ -8,13 +8,22 @@ forward passes as ``max_rows`` allows, sharded over the torchrun ranks.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from infill.check_request import CheckRequest
+from infill.data.leiden import convert, has_sigla
+from infill.data.letters import has_sets
 from infill.errors import InfillError
-from infill.jobs.inputs import Input, Outcome, as_inputs, reads_leiden
+from infill.filling.defaults import fixed_gap
+from infill.jobs.inputs import Input, Outcome, as_inputs, read_letters, reads_leiden, reads_letters
+from infill.jobs.sharding import over_batches
+from infill.lazy import LazyModule
 from infill.parallel import Shard
+
+checking = LazyModule("infill.checking")              # the scoring (torch), on first use
+check_epidoc = LazyModule("infill.check_epidoc")
 
 __all__ = ["CheckRequest", "InputCheck", "check", "check_editions", "edition_with_notes",
            "line_notes"]
@@ -75,15 +84,13 @@ def edition_with_notes(c: InputCheck) -> str:
     """An edition checked, as EpiDoc with each line's note (:func:`line_notes`) written in as
     ``<note type="doubtful" resp="#infill">`` after the line's ``<lb/>``
     (:func:`infill.check_epidoc.with_notes`)."""
-    from infill.check_epidoc import with_notes
     notes = {n["positions"][0]: n["note"] for n in line_notes(c)}
     what = (f"doubtful readings flagged by infill check ({c.model}, threshold "
             f"{c.result.threshold:g} nats): {len(notes)} line(s) noted")
-    return with_notes(c.edition, notes, what)
+    return check_epidoc.with_notes(c.edition, notes, what)
 
 
 def _pct(logq: float) -> str:
-    import math
     p = math.exp(logq)
     return f"{p:.0%}" if p >= 0.01 else f"{p:.1e}"
 
@@ -92,9 +99,6 @@ def _prepared(model, rec: Input, marker: str) -> Input:
     """The input with Leiden sigla read for a character model (a lacuna at its stated length),
     and for a model of characters or residues each letter set ``#[...]`` a position to restore:
     a gap, never checked (with a note), as ``run`` reads it."""
-    from infill.data.letters import has_sets
-    from infill.jobs.inputs import read_letters, reads_letters
-
     if rec.text is not None and reads_letters(model) and has_sets(rec.text):
         sets = rec.text.count("#[")
         [read] = read_letters(model, [rec], marker, leiden=reads_leiden(model))
@@ -104,7 +108,6 @@ def _prepared(model, rec: Input, marker: str) -> Input:
         return read
     if rec.text is None or not reads_leiden(model):
         return rec
-    from infill.data.leiden import convert, has_sigla
     if not has_sigla(rec.text):
         return rec
     converted = convert(rec.text, "")
@@ -119,9 +122,6 @@ def check(model, inputs: Iterable, request: CheckRequest | None = None, *,
     marker, window, max_rows); ``table``: keep the substitution table (None: for residue models
     only). An input that cannot be checked gets its error; the others go on. Rank 0 gets every
     :class:`InputCheck` in input order, the other torchrun ranks None."""
-    from infill.filling.defaults import fixed_gap
-    from infill.jobs.sharding import over_batches
-
     request = CheckRequest.from_options(request, **options)
     gap = fixed_gap(None, model)[0]
     table = model.unit == "residues" if table is None else table
@@ -136,7 +136,6 @@ def check(model, inputs: Iterable, request: CheckRequest | None = None, *,
 def _check_batch(model, records: Sequence[Input], request: CheckRequest, gap: int,
                  table: bool, name: str | None) -> list[InputCheck]:
     """One batch of inputs: each read (or its error), then all scored together."""
-    from infill.checking import check_readings, read_for_check
     out, readings = [], []
     for rec in records:
         c = InputCheck(rec, name, notes=list(rec.notes))
@@ -145,7 +144,7 @@ def _check_batch(model, records: Sequence[Input], request: CheckRequest, gap: in
             c.error = rec.error
             continue
         try:
-            reading = read_for_check(model, rec.text, request.marker, gap)
+            reading = checking.read_for_check(model, rec.text, request.marker, gap)
             if not request.window:
                 model.check_length(len(reading.ids))
         except InfillError as e:
@@ -154,8 +153,8 @@ def _check_batch(model, records: Sequence[Input], request: CheckRequest, gap: in
         c.notes += reading.notes
         readings.append((c, reading))
     if readings:
-        checks = check_readings(model, [r for _, r in readings], request.threshold,
-                                request.max_rows, table)
+        checks = checking.check_readings(model, [r for _, r in readings], request.threshold,
+                                         request.max_rows, table)
         for (c, _), result in zip(readings, checks):
             c.result = result
     return out
@@ -167,24 +166,21 @@ def check_editions(model, files: Sequence[tuple[str, str | None]],
     """Check EpiDoc files (``(path, text or None)`` each) with a character model: the letters
     the stone preserves, the editors' supplements as context (:mod:`infill.check_epidoc`);
     each result's ``lines`` gives a note per inscription line (:func:`line_notes`)."""
-    from infill.check_epidoc import read_edition_for_check
-    from infill.checking import check_readings
-
     request = CheckRequest.from_options(request, **options)
     out, readings = [], []
     for path, text in files:
         c = InputCheck(Input(path, None), name)
         out.append(c)
         try:
-            er = read_edition_for_check(model, path, text)
+            er = check_epidoc.read_edition_for_check(model, path, text)
         except InfillError as e:
             c.error = str(e).splitlines()[0]
             continue
         c.input = Input(path, er.reading.shown)
         c.notes, c.edition = list(er.reading.notes), er
         readings.append((c, er.reading))
-    checks = check_readings(model, [r for _, r in readings], request.threshold,
-                            request.max_rows) if readings else []
+    checks = checking.check_readings(model, [r for _, r in readings], request.threshold,
+                                     request.max_rows) if readings else []
     for (c, _), result in zip(readings, checks):
         c.result = result
     return out

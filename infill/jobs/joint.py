@@ -14,12 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from infill.data.splits import SPLITS
+from infill.data.corpora import CORPORA
+from infill.data.files import check_text
+from infill.data.splits import SPLITS, training_record
 from infill.errors import ConfigError, InputError
 from infill.fields import AG_MAX_ITERATIONS, MAX_BATCH_SIZE, Request, option, seed_option
+from infill.joint.constructions import JOINT_NAMES, build_joints
+from infill.lazy import LazyModule
 
 if TYPE_CHECKING:
     from infill.parallel import Shard
+
+tables = LazyModule("infill.joint.tables")            # torch: on first use (not for --help)
+metrics = LazyModule("infill.joint.metrics")
 
 __all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_corpus",
            "joint_metrics"]
@@ -73,7 +80,6 @@ class JointRequest(Request):
             raise ConfigError("give either a text (TEXT) or 'data', not both",
                               field=("text", "data"))
         if self.text is not None:
-            from infill.data.files import check_text
             check_text(self.text, "TEXT")
 
 
@@ -100,7 +106,6 @@ class PairJoints:
 
     def to_json(self) -> dict:
         """The line of ``infill joint --json TEXT``."""
-        from infill.joint import JOINT_NAMES
         return {"input": self.input, "model": self.model, "gap": self.gap,
                 "positions": list(self.positions), "grid": list(self.grid),
                 "joint_size": self.joint_size,
@@ -115,8 +120,6 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
     """The ``top_k`` pairs of every joint for ``text``, which must hold exactly two gap tokens
     (``gap`` tokens at each ``marker``). InputError otherwise; a text longer than the model
     is read in the context window centred on the pair (``window=False``: the length error)."""
-    from infill.joint import build_joints, pair_tables
-
     request = JointRequest.from_options(request, **options)
     enc = model.encode(text, gap=request.gap, marker=request.marker)
     if len(enc.positions) != 2:
@@ -124,8 +127,8 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
                          f"'{request.marker} {request.marker}'), this input has "
                          f"{len(enc.positions)}")
     a, b = enc.positions
-    t = pair_tables(model, enc.input_ids, a, b, joint_size=request.joint_size,
-                    allow_special=request.allow_special, window=request.window)
+    t = tables.pair_tables(model, enc.input_ids, a, b, joint_size=request.joint_size,
+                           allow_special=request.allow_special, window=request.window)
     windows = [] if t.window is None else \
         [{"start": t.window[0], "end": t.window[1], "gaps": list(range(len(enc.gaps)))}]
     joints, info = build_joints(t, iterations=request.ag_iterations)
@@ -154,9 +157,6 @@ def joint_corpus(model_name: str, data: str | None) -> str:
     ``infill train`` record: every builtin model, any ``train --out`` folder)."""
     if data:
         return data
-    from infill.data.corpora import CORPORA
-    from infill.data.splits import training_record
-
     family = training_record(model_name).get("family")
     if family in CORPORA:
         return family
@@ -184,8 +184,7 @@ class JointMetrics:
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
         """joint.json, joint.md and distance.png in ``out_dir``."""
-        from infill.joint.metrics import write_outputs
-        return write_outputs(self.result, out_dir, self.title)
+        return metrics.write_outputs(self.result, out_dir, self.title)
 
 
 def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
@@ -197,23 +196,21 @@ def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
     gets the result, the others None). ``begin(examples, texts)`` is called once the examples
     are drawn, before their evaluation; it returns a progress bar (``update`` once per example
     done here) as a context manager."""
-    from infill.data.corpora import CORPORA
-    from infill.joint.metrics import evaluate_joints, held_out, make_pairs
-
     split = request.split or ("test" if corpus in CORPORA else "all")
-    texts = held_out(name, model, corpus, split, data_root)
+    texts = metrics.held_out(name, model, corpus, split, data_root)
     wanted = request.examples if request.examples is not None else \
         max(1, len(texts) * request.pairs_per_text)                        # None: all
-    examples = make_pairs(model, texts, wanted, scheme=request.pair_scheme,
-                          seed=request.seed, min_tokens=request.min_tokens,
-                          per_text=request.pairs_per_text, window=request.window)
+    examples = metrics.make_pairs(model, texts, wanted, scheme=request.pair_scheme,
+                                  seed=request.seed, min_tokens=request.min_tokens,
+                                  per_text=request.pairs_per_text, window=request.window)
     with (begin(len(examples), len(texts)) if begin is not None else nullcontext()) as bar:
-        result = evaluate_joints(model, examples, joint_size=request.joint_size,
-                                 iterations=request.ag_iterations, batch_size=request.batch_size,
-                                 allow_special=request.allow_special,
-                                 progress=None if bar is None else bar.update,
-                                 converged_tol=request.converged_tol, shard=shard,
-                                 window=request.window)
+        result = metrics.evaluate_joints(model, examples, joint_size=request.joint_size,
+                                         iterations=request.ag_iterations,
+                                         batch_size=request.batch_size,
+                                         allow_special=request.allow_special,
+                                         progress=None if bar is None else bar.update,
+                                         converged_tol=request.converged_tol, shard=shard,
+                                         window=request.window)
     if result is None:
         return None
     windows = [{"line": rec["line"], "a": rec["a"], "b": rec["b"], "start": rec["window"][0],

@@ -17,9 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from infill._version import __version__
+from infill.data.epidoc import TEI
+from infill.data.epidoc_write import _prob, add_header, serialize
+from infill.epigraphy import describe, read_for_restore
 from infill.errors import InfillError, InputError
+from infill.filling.defaults import ranks_lengths, resolve_fill
 from infill.filling.request import UNSET, FillRequest, check_applies, check_ranking
-from infill.reading_scores import Candidate, ReadingsResult, as_candidates
+from infill.jobs.fill import prepare
+from infill.jobs.inputs import as_inputs
+from infill.reading_scores import (Candidate, ReadingsResult, as_candidates, check_config,
+                                   readings_gap, score_readings)
 
 __all__ = ["EditionReadings", "epidoc_readings", "epidoc_readings_output", "readings"]
 
@@ -38,9 +46,6 @@ def readings(model, text: str, readings, gap=UNSET, top_k: int = UNSET,
     their look-alikes). ``gap`` left out: each marker takes its readings' lengths. An option that
     does not apply to readings is refused (:data:`~infill.filling.request.NOT_FOR`). Raises
     InputError / ConfigError (one line) for bad input."""
-    from infill.jobs.fill import prepare
-    from infill.jobs.inputs import as_inputs
-
     request = FillRequest.of(request, gap=gap, top_k=top_k, **options)
     check_applies(request, "readings")
     cands = as_candidates(readings)
@@ -61,9 +66,6 @@ def readings(model, text: str, readings, gap=UNSET, top_k: int = UNSET,
 def _score(model, text: str, cands: list[list[Candidate]], request: FillRequest, gap
            ) -> ReadingsResult:
     """Score the readings of infill-syntax ``text`` (``gap``: the per-input gap, else None)."""
-    from infill.filling.defaults import ranks_lengths, resolve_fill
-    from infill.reading_scores import check_config, readings_gap, score_readings
-
     gap, ids, notes = readings_gap(model, text, request.marker, gap, cands,
                                    request.config.allow_special)
     resolved, defaults = resolve_fill(model, request.replace(gap=gap))
@@ -113,8 +115,6 @@ def app_readings(edition, model=None, notes: list[str] | None = None
     an ``<app>`` nested in a reading (its readings cannot be told apart), with a reading
     ``model`` cannot write (a numeral's sampi: that ``<app>`` alone), or in a supplement with no
     letter of the edition's alphabet (an empty or Latin ``<lem>``: no lacuna)."""
-    from infill.data.epidoc import TEI
-
     say = notes.append if notes is not None else (lambda _note: None)
     readings_of = (f"{{{TEI}}}lem", f"{{{TEI}}}rdg")
     out: dict[int, list[tuple[Candidate, Any]]] = {}
@@ -149,8 +149,6 @@ def app_readings(edition, model=None, notes: list[str] | None = None
 def _unread_apps(edition, scored: set, say) -> None:
     """A note for each ``<app>`` in a lost supplement that is no lacuna (its supplement holds no
     letter of the edition's alphabet: an empty ``<lem>``, a Latin one in a Greek edition)."""
-    from infill.data.epidoc import TEI
-
     for app in edition.tree.iter(f"{{{TEI}}}app"):
         inside = [a for a in app.iterancestors() if a.tag in (f"{{{TEI}}}app", f"{{{TEI}}}lem",
                                                             f"{{{TEI}}}rdg")]
@@ -188,8 +186,6 @@ def epidoc_readings(model, inputs, request: FillRequest | None = None,
     ``request`` and/or keyword options (an option that does not apply to them is refused,
     :data:`~infill.filling.request.NOT_FOR`), one result per file; a file that cannot be read,
     or has no ``<app>`` in a lost supplement, gets its ``error``."""
-    from infill.epigraphy import read_for_restore
-
     request = FillRequest.of(request, **options)
     check_applies(request, "an EpiDoc file's <app> readings")
     out = []
@@ -227,10 +223,6 @@ def _edition_scores(model, res: EditionReadings, request: FillRequest, name) -> 
 def epidoc_readings_output(res: EditionReadings, model_name: str) -> str:
     """The file with each scored ``<lem>``/``<rdg>`` given ``cert`` = its probability among the
     lacuna's readings (TEI's ``teidata.probCert``); ``resp`` kept; the header records infill."""
-    from infill._version import __version__
-    from infill.data.epidoc_write import _prob, add_header, serialize
-    from infill.epigraphy import describe
-
     for rs, els in zip(res.result.lacunae, res.elements):
         for r, el in zip(rs, els):
             el.set("cert", _prob(r.prob))

@@ -17,6 +17,7 @@ training editions and the literary corpus (``names.tsv``, :mod:`infill.models.pr
 """
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -26,10 +27,14 @@ from infill.errors import ConfigError
 from infill.data.examples import greek_examples
 from infill.data.greek import GREEK
 from infill.data.builtins import builtin_path
+from infill.data.files import read_lines
 from infill.data.splits import split_indices
-from infill.models.char import CharConfig, CharTransformer, save_char
-from infill.models.lexicon import LEXICON_BETA
-from infill.data.inscriptions import mixed_examples
+from infill.models.char import CharConfig, CharTransformer, load_char, save_char
+from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon, word_weights
+from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases, pair_counts
+from infill.models.proper_names import NAMES_FILE, literary_names, save_names
+from infill.models.shapes import SHAPES_FILE, build_shapes
+from infill.data.inscriptions import iospe_split, mixed_examples, training_names
 from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
@@ -143,8 +148,6 @@ class GreekFamily(Family):
         write_lexicon(Path(out), train, alphabet=a)
         write_phrases(Path(out), self.memory_texts(train), a)
         if self.mix is not None:
-            from infill.data.inscriptions import iospe_split
-
             write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus, a)
 
     def memory_texts(self, train: list[list[int]]) -> list[str]:
@@ -171,8 +174,6 @@ def write_lexicon(out: Path, train: list[list[int]], beta: float = LEXICON_BETA,
                   alphabet=GREEK) -> Path:
     """``out/lexicon.tsv``: every word of the training examples ``train`` (ids) weighted by how
     often they hold it (an inscription packed in k copies counts k times, as the network saw it)."""
-    from infill.models.lexicon import LEXICON_FILE, build_lexicon, word_weights
-
     weights = word_weights((alphabet.decode(ex) for ex in train), alphabet)
     build_lexicon(dict(weights), alphabet, beta).save(out / LEXICON_FILE, alphabet)
     return out / LEXICON_FILE
@@ -183,10 +184,6 @@ def write_phrases(out: Path, texts: list[str], alphabet=GREEK) -> Path:
     once, at the levels, rest and β chosen on the IOSPE validation split, and its shape memory
     (``out/shapes.safetensors``, :mod:`infill.models.shapes`); and ``out/pairs.tsv``,
     the pairs of neighbouring words of ``texts`` (:class:`~infill.models.phrases.WordPairs`)."""
-    from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
-                                       pair_counts)
-    from infill.models.shapes import SHAPES_FILE, build_shapes
-
     a = alphabet
     build_phrases(texts, a).save(out / PHRASES_FILE, a)
     build_shapes(texts, a).save(out / SHAPES_FILE, a)
@@ -198,10 +195,6 @@ def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:
     """``out/names.tsv``: the names the editions ``files`` (the training inscriptions) mark,
     source ``iospe``, and the capitalised words of the literary ``corpus``, source ``literary``
     (:mod:`infill.models.proper_names`), at the weights chosen on the IOSPE validation split."""
-    from infill.data.files import read_lines
-    from infill.data.inscriptions import training_names
-    from infill.models.proper_names import NAMES_FILE, literary_names, save_names
-
     entries = {(w, "iospe"): float(c) for w, c in training_names(files).items()}
     entries.update({(w, "literary"): float(c) for w, c in
                     literary_names(read_lines(corpus, "corpus")).items()})
@@ -214,8 +207,6 @@ def init_words(source: str | None, n: int) -> list[str] | None:
     (a word list counted on a new corpus would give the rows to other words); else None."""
     if not source:
         return None
-    import json
-
     path = builtin_path(source) if source.startswith("builtin:") else Path(source)
     meta = json.loads((Path(path) / "charmodel.json").read_text(encoding="utf-8"))
     words = meta.get("words") or []
@@ -227,8 +218,6 @@ def init_weights(model: CharTransformer, source: str) -> None:
     architecture but for a longer context and a word stream: a longer position table starts as
     the old one repeated, the word stream (absent there) stays zero -- so the new model starts out
     computing exactly what the old one did on the old context length."""
-    from infill.models.char import load_char
-
     old = load_char(builtin_path(source) if source.startswith("builtin:") else source,
                     device="cpu").model.state_dict()
     state = model.state_dict()
