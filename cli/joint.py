@@ -17,11 +17,11 @@ from infill.data.files import ensure_dir
 from infill.errors import InputError
 from infill.jobs.joint import JointRequest, joint_corpus, joint_metrics, pair_joints
 from infill.lazy import LazyModule
-from infill.parallel import current
 from infill.progress import progress as progress_bar
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 json = LazyModule("json")
+parallel = LazyModule("infill.parallel")
 sharding = LazyModule("infill.jobs.sharding")
 metrics = LazyModule("infill.joint.metrics")
 
@@ -100,7 +100,7 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
     corpus = None if text is not None else joint_corpus(model, request.data)
     if out and text is None:               # fail before the work, not after it
         ensure_dir(out, "--out folder")
-    shard = current()
+    shard = parallel.current()
     lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     if text is not None:
         return _one_text(lm, model, text, request, no_window, as_json)

@@ -11,12 +11,12 @@ from .options import (deprecated, device_options, field_option, gap_options, inp
                       seed_option, speed_options, stack, temperature_type)
 from .ranks import finish
 from infill.lazy import LazyModule
-from infill.parallel import current
 from infill.progress import follow, progress as progress_bar
 from infill.requests import MAX_SWEEPS, RescoreRequest, SampleRequest
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 defaults = LazyModule("infill.filling.defaults")
+parallel = LazyModule("infill.parallel")
 sharding = LazyModule("infill.jobs.sharding")
 sample_job = LazyModule("infill.jobs.sample")
 rescore_job = LazyModule("infill.jobs.rescore")
@@ -89,7 +89,7 @@ def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compi
     """
     params = read_aliases(params, ALIASES)
     opts = SampleRequest(**request_args(SampleRequest, params))
-    shard = current()
+    shard = parallel.current()
     records = io.read_records(texts, input_file)
     lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     gap, gap_note = defaults.fixed_gap(gap, lm)
@@ -176,7 +176,7 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     infill rescore "Now is the winter of our discontent" "Now is the winter of our approach"
     infill run --json -k 5 "Now is the winter of our ___" | jq -r '.completions[].text' | infill rescore
     """
-    shard = current()
+    shard = parallel.current()
     records = io.read_records(tuple(texts), input_file, "text")
     lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
     long_inputs = io.LongInputs(

@@ -4,15 +4,17 @@ help, ``import infill``) does not pay for torch.
     from infill.lazy import torch      # torch is imported at the first ``torch.<name>``
 
 The rule for imports: light modules (the standard library, an infill module whose own imports
-pull no torch, transformers, fastapi, lxml, ...) are imported at the top of the file; heavy ones
-go through this helper, ``name = LazyModule("package.module")`` at module level and
+pull no torch, transformers, fastapi, lxml, numpy, ...) are imported at the top of the file;
+heavy ones go through this helper, ``name = LazyModule("package.module")`` at module level and
 ``name.attr`` where used (a package's public names through :func:`lazy_exports`). A module that
 imports torch itself at load (``infill.reading_scores``, the training scripts) imports its heavy
 neighbours at the top too: it saves nothing to defer them. On the command line's help path (the
-``infill_cli`` command modules, ``infill.config``, the request types) the decoding and job
-machinery and ``json`` count as heavy (``tests/cli/test_startup.py``). An import stays inside a
-function only for an optional dependency whose absence is turned into a message. A name that is
-replaced at run time (a test's monkeypatch of ``fill_resolved``) is read uncached, as
+``infill_cli`` command modules, ``infill.config``, the request types and what they import) a
+top-level import names only what ``--help`` loads anyway (``infill_cli``'s own small modules,
+the request types, the names): anything else, even ``json`` or a light infill module, is a
+``LazyModule`` there (``tests/cli/test_startup.py``, ``benchmarks/startup.py``). An import stays
+inside a function only for an optional dependency whose absence becomes a message. A name that
+is replaced at run time (a test's monkeypatch of ``fill_resolved``) is read uncached, as
 ``name.module.attr``. Imports needed only for type hints sit under ``if TYPE_CHECKING:``.
 ``tests/test_imports.py`` checks the files swept to this rule.
 """

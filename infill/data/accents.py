@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from infill.data.builtins import assets_dir
 from infill.data.greek import normalize
 from infill.errors import ModelLoadError
 
@@ -30,7 +31,6 @@ _LEXICON: "Lexicon | None" = None
 
 
 def lexicon_path() -> Path:
-    from infill.data.builtins import assets_dir
     return assets_dir() / "greek" / "accents.tsv.gz"
 
 

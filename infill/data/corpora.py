@@ -17,6 +17,12 @@ from pathlib import Path
 
 from infill.data.files import corpus_text, files_of, parse_json
 from infill.errors import ConfigError, InputError
+from infill.lazy import LazyModule
+
+# On first use: the command line's help reads CORPORA off this module, and none of these.
+fasta = LazyModule("infill.data.fasta")
+greek = LazyModule("infill.data.greek")
+latin = LazyModule("infill.data.latin")
 
 __all__ = ["CORPORA", "Corpus", "DATA_ENV", "DOCS", "corpus_hint", "FORMATS", "data_root", "guess_format", "load_texts",
            "read_jsonl", "resolve_corpus"]
@@ -157,8 +163,7 @@ def _file_texts(path: Path, fmt: str, what: str) -> list[str]:
         raise InputError(f"{what} not found: {str(path)!r}")
     raw = corpus_text(path, what)
     if fmt == "fasta":
-        from infill.data.fasta import parse_fasta
-        return [r.sequence for r in parse_fasta(raw, str(path))]
+        return [r.sequence for r in fasta.parse_fasta(raw, str(path))]
     if fmt == "jsonl":
         return read_jsonl(raw, str(path))
     return raw.splitlines()
@@ -178,9 +183,8 @@ def load_texts(spec: str, fmt: str | None = None, root: str | Path | None = None
             raise ConfigError(f"unknown dataset format {fmt!r}; choose from {', '.join(FORMATS)}")
         texts = [t for f in files for t in _file_texts(f, fmt, what)]
         if fmt in ("greek", "latin"):
-            from infill.data.greek import normalize
-            from infill.data.latin import LATIN
-            alphabet = LATIN if fmt == "latin" else None
-            texts = [normalize(t, **({"alphabet": alphabet} if alphabet else {})) for t in texts]
+            alphabet = latin.LATIN if fmt == "latin" else None
+            texts = [greek.normalize(t, **({"alphabet": alphabet} if alphabet else {}))
+                     for t in texts]
     texts = [t.strip() for t in texts]
     return [t for t in texts if t]

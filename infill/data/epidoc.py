@@ -47,8 +47,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infill.data.files import read_text
+from infill.data.files import parse_count, read_text
+from infill.data.greek import GREEK, normalize
+from infill.data.latin import alphabet_for
+from infill.data.letters import lookalike_table
 from infill.errors import InputError
+from infill.lazy import LazyModule
+
+etree = LazyModule("lxml.etree")       # the XML parser, on first read
 
 __all__ = ["MAX_BYTES", "MAX_EXTENT", "TEI", "Atom", "Edition", "Lacuna", "Rendered",
            "approximate_lengths", "extent_number", "is_epidoc", "parse_xml", "read_edition",
@@ -191,8 +197,6 @@ def parse_xml(path: str | Path, text: str | None = None):
     """(tree, declaration, trailing whitespace) of an XML file, parsed safely: no DTD loaded,
     no entity expanded, no network, no huge trees; entity declarations are refused. InputError
     names the file and line."""
-    from lxml import etree
-
     name = str(path)
     if text is None:           # the bounded reader (it names the file): never more than MAX_BYTES
         text = read_text(path, "EpiDoc file", limit=MAX_BYTES)
@@ -270,7 +274,6 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
         notes.append(f"{len(divs)} editions; the first (line {divs[0].sourceline}) was read")
     div = divs[0]
     _check_numbers(div, name)
-    from infill.data.latin import alphabet_for
     alphabet = alphabet_for(_lang(div), "".join(div.itertext()))
     reader = _Reader(notes, name, unclear, alphabet)
     reader.unknown_lengths = unknown
@@ -313,8 +316,6 @@ class _Reader:
 
     def __init__(self, notes: list[str], path: str = "<input>", unclear: str = "keep",
                  alphabet=None):
-        from infill.data.greek import GREEK
-
         self.path, self.unclear = path, unclear
         self.alphabet = alphabet or GREEK
         self.paren = 0              # open raw parentheses of a Latin edition (latin_leftover)
@@ -471,8 +472,6 @@ class _Reader:
         if self.unclear != "restore" or lost:
             return
         inner = self.atoms[start:]
-        from infill.data.greek import normalize
-        from infill.data.letters import lookalike_table
         editor = _join(inner)
         letters = normalize(editor, symbols=False, alphabet=self.alphabet)
         if any(a.kind != "char" for a in inner) or not letters or \
@@ -501,7 +500,6 @@ class _Reader:
             self.atoms.append(Atom("missing", node=el, count=0))
             return
         editor = _join(inner)
-        from infill.data.greek import normalize
         length = len(normalize(editor, symbols=False, alphabet=self.alphabet))
         if not length:
             self.atoms.extend(inner)
@@ -521,8 +519,6 @@ def extent_number(el, attr: str, path: str = "<input>") -> int | None:
     """The number an element's ``attr`` gives: None when absent or a word (``extent="unknown"``);
     InputError naming the file and line for anything else that is not a whole number of ASCII
     digits up to :data:`MAX_EXTENT`."""
-    from infill.data.files import parse_count
-
     raw = el.get(attr)
     if raw is None or not any(c.isnumeric() for c in raw) or _extent_range(el) is not None:
         return None
@@ -537,8 +533,6 @@ def extent_number(el, attr: str, path: str = "<input>") -> int | None:
 
 def _extent_range(el) -> tuple[int, int] | None:
     """``extent="10-15"`` (IAph writes a range so): (10, 15); None for anything else."""
-    import re
-
     m = re.fullmatch(r"\s*([0-9]{1,6})\s*[-\u2013]\s*([0-9]{1,6})\s*", el.get("extent") or "")
     if m is None or not 0 < int(m[1]) <= int(m[2]) <= MAX_EXTENT:
         return None

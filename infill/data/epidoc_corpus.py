@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from infill.data.corpora import data_root
 from infill.data.epidoc import Edition, read_edition
 from infill.data.greek import GREEK, normalize
 from infill.data.parts import PARTS, split_indices
@@ -53,8 +54,6 @@ def _part(folder: str | Path, split: str) -> list[Path]:
 
 def iospe_files(split: str = "train", root: str | Path | None = None) -> list[Path]:
     """The IOSPE files of one part (``all`` for every file) under the data root."""
-    from infill.data.corpora import data_root
-
     base = data_root(root)
     if base is None or not (base / IOSPE).is_dir():
         raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' DIR "

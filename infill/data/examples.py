@@ -28,6 +28,15 @@ from typing import Callable
 
 from infill.data.files import path_label, read_lines, read_text
 from infill.errors import ConfigError, InputError
+from infill.lazy import LazyModule
+
+# On first use: the command line's help imports this module, and none of these.
+greek = LazyModule("infill.data.greek")
+fasta = LazyModule("infill.data.fasta")
+residue_codes = LazyModule("infill.data.residues")
+esm = LazyModule("esm")
+tokenizers = LazyModule("tokenizers")
+transformers = LazyModule("transformers")
 
 __all__ = ["ExampleSet", "WORDPIECE_SPECIALS", "distinct_lines", "english_examples",
            "greek_examples", "load_wordpiece", "protein_examples", "train_wordpiece", "windows"]
@@ -66,10 +75,8 @@ def windows(text: str, size: int) -> list[str]:
 def greek_examples(corpus: str | Path, max_length: int, alphabet=None) -> ExampleSet:
     """The character windows of ``corpus`` in ``alphabet`` (Greek; or Latin,
     :data:`infill.data.latin.LATIN`)."""
-    from infill.data.greek import GREEK, normalize
-
-    a = alphabet or GREEK
-    text = " ".join(normalize(line, symbols=False, alphabet=a)
+    a = alphabet or greek.GREEK
+    text = " ".join(greek.normalize(line, symbols=False, alphabet=a)
                     for line in read_lines(corpus, "corpus"))
     pieces = windows(text, max_length - 1)
     if not pieces:
@@ -81,9 +88,7 @@ def greek_examples(corpus: str | Path, max_length: int, alphabet=None) -> Exampl
 def train_wordpiece(lines: list[str], vocab_size: int, path: Path):
     """Train a cased WordPiece vocabulary on ``lines``, write ``path``/vocab.txt, return a
     ``BertTokenizerFast`` over it."""
-    from tokenizers import BertWordPieceTokenizer
-
-    wp = BertWordPieceTokenizer(lowercase=False, strip_accents=False, clean_text=True)
+    wp = tokenizers.BertWordPieceTokenizer(lowercase=False, strip_accents=False, clean_text=True)
     wp.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2,
                            special_tokens=WORDPIECE_SPECIALS, show_progress=False)
     path.mkdir(parents=True, exist_ok=True)
@@ -96,10 +101,8 @@ def train_wordpiece(lines: list[str], vocab_size: int, path: Path):
 
 
 def load_wordpiece(path: Path):
-    from transformers import BertTokenizerFast
-
-    return BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=False,
-                             strip_accents=False, tokenize_chinese_chars=True)
+    return transformers.BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=False,
+                                          strip_accents=False, tokenize_chinese_chars=True)
 
 
 _SPEAKER = re.compile(r"^[A-Z][\w'-]*( [A-Z][\w'-]*){0,3}:$|^[A-Z][A-Z' -]+[.:]?$")
@@ -168,17 +171,12 @@ def english_examples(corpus: str | Path, max_length: int, vocab_size: int,
 
 # ---- protein ----------------------------------------------------------------------------------
 def protein_examples(corpus: str | Path, max_length: int) -> ExampleSet:
-    import esm
-
-    from infill.data.fasta import parse_fasta
-    from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
-
     alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
     tok = alphabet.tok_to_idx
-    residues = set(STANDARD_AA + NONSTANDARD_AA)
+    residues = set(residue_codes.STANDARD_AA + residue_codes.NONSTANDARD_AA)
     examples, cropped, replaced = [], 0, 0
     keep = max_length - 2
-    for rec in parse_fasta(read_text(corpus, "FASTA file"), str(corpus)):
+    for rec in fasta.parse_fasta(read_text(corpus, "FASTA file"), str(corpus)):
         seq = rec.sequence.upper().rstrip("*")
         if len(seq) > keep:
             seq, cropped = seq[:keep], cropped + 1

@@ -14,10 +14,16 @@ import os
 import re
 import stat
 import sys
+import warnings
 from pathlib import Path
 
 from infill.errors import InputError, ModelLoadError
+from infill.lazy import LazyModule, torch
 from infill.text import check_text  # noqa: F401 - re-exported: read from here too
+
+json = LazyModule("json")              # on first use: the command line's help reads this module
+lzma = LazyModule("lzma")
+tempfile = LazyModule("tempfile")
 
 __all__ = ["check_length", "check_memory", "check_text", "corpus_text", "decode_bytes", "ensure_dir", "files_of",
            "input_chars_limit", "input_limit", "path_label", "path_record", "parse_json", "read_bytes", "read_input", "read_json", "read_lines",
@@ -136,8 +142,6 @@ def corpus_text(path: Path, what: str) -> str:
     MAX_FILE_BYTES either way)."""
     if path.suffix != ".xz":
         return read_text(path, what)
-    import lzma
-
     packed = read_bytes(path, what)
     try:
         data = lzma.LZMADecompressor().decompress(packed, max_length=MAX_FILE_BYTES + 1)
@@ -231,8 +235,6 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 def parse_json(text: str | bytes, where: str, error: type[Exception] = InputError):
     """``json.loads`` for text from a file or a request: nesting beyond :data:`MAX_JSON_DEPTH`
     and invalid JSON become ``error`` naming ``where`` (never a RecursionError)."""
-    import json
-
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -351,9 +353,6 @@ def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
     """``torch.load`` with ``weights_only=True``: tensors, numbers, strings and containers, plus
     the plain classes in ``allow`` -- a file that would run code is refused. Any failure is a
     ModelLoadError naming ``what`` and the file."""
-    import warnings
-
-    import torch
     try:
         with warnings.catch_warnings(), torch.serialization.safe_globals(list(allow)):
             warnings.simplefilter("ignore")   # torch's notes on refused pickles: the error says it
@@ -374,8 +373,6 @@ def read_torch_file(path: str | Path, what: str, allow: tuple = ()) -> object:
 def ensure_dir(path: str | Path, what: str = "output folder", field: str | None = None) -> Path:
     """Create a folder (and its parents) for writing; InputError naming it (``what``, and the
     request ``field`` that gave it) when that fails."""
-    import tempfile
-
     p = Path(path)
     try:
         p.mkdir(parents=True, exist_ok=True)

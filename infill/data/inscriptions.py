@@ -12,12 +12,18 @@ back in (every other supplement shown there as missing).
 """
 from __future__ import annotations
 
+import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from infill.data.epidoc import Edition, read_edition
+from infill.data.epidoc import TEI, Edition, _local, _Reader, _render, read_edition
 from infill.data.epidoc_corpus import corpus_files, split_files
-from infill.data.greek import GREEK, normalize
+from infill.data.examples import greek_examples, windows
+from infill.data.greek import GREEK, normalize, word_weights
+from infill.lazy import LazyModule
+
+np = LazyModule("numpy")
 
 __all__ = ["MixedExamples", "NAME_TAGS", "edition_names", "inscription_folders",
            "inscription_text", "iospe_split",
@@ -56,8 +62,6 @@ NAME_TAGS = ("persName", "name", "placeName")
 
 
 def _is_name(el) -> bool:
-    from infill.data.epidoc import _local
-
     if not isinstance(el.tag, str):
         return False
     tag = _local(el.tag)
@@ -70,9 +74,6 @@ def edition_names(edition: Edition) -> list[str]:
     text, normalized (:func:`infill.data.greek.normalize`); a ``<persName>`` holding ``<name>``
     gives those only (not its titles); only a word that is a whole word of the edition's training
     text (:func:`inscription_text`, as the lexicon reads it) -- not a fragment beside a gap."""
-    from infill.data.epidoc import TEI, _Reader, _local, _render
-    from infill.data.greek import GREEK, word_weights
-
     whole = word_weights([inscription_text(edition)], GREEK)
     out = []
     for el in edition.div.iter(f"{{{TEI}}}*"):
@@ -95,10 +96,6 @@ def training_names(files: list[Path], share: float = 0.5) -> dict[str, int]:
     """How often each name word (:func:`edition_names`) is marked in the editions ``files``,
     for the words marked as names in at least ``share`` of their occurrences in the editions'
     training texts (an article or a καί inside a ``<placeName>`` is no name)."""
-    from collections import Counter
-
-    from infill.data.greek import GREEK, word_weights
-
     marked, every = Counter(), Counter()
     for f in files:
         edition = read_edition(f, require_text=False)
@@ -122,8 +119,6 @@ def iospe_split(folder: str | Path) -> dict[str, list[Path]]:
 def inscription_folders(folders: str | Path) -> list[Path]:
     """The EpiDoc folders of an ``inscriptions`` option: one path, or several joined by
     ``os.pathsep`` (``greek/iospe:greek/iaph``), in their order."""
-    import os
-
     return [Path(f) for f in os.fspath(folders).split(os.pathsep) if f]
 
 
@@ -145,9 +140,6 @@ def pack(texts: list[str], size: int, seed: int) -> list[str]:
     """``texts`` in a seeded random order, cut into pieces of <= ``size`` characters, packed
     into windows of <= ``size`` characters joined by spaces (no padding wasted on short
     inscriptions)."""
-    from infill.data.examples import windows
-    import numpy as np
-
     order = np.random.default_rng([seed, 31]).permutation(len(texts))
     pieces = [p for i in order for p in windows(texts[i], size)]
     out, cur = [], ""
@@ -164,8 +156,6 @@ def mixed_examples(corpus: str | Path, max_length: int, folder: str | Path, copi
     """Literary windows (:func:`infill.data.examples.greek_examples`) + ``copies`` differently
     packed copies of the training inscriptions of ``folder`` (one EpiDoc folder or several,
     :func:`inscription_folders`) + their validation inscriptions once."""
-    from infill.data.examples import greek_examples
-
     lit = greek_examples(corpus, max_length, alphabet).examples
     split = iospe_split(folder)
     train, val = training_texts(split["train"]), training_texts(split["validation"])

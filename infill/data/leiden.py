@@ -63,6 +63,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from infill.data.epidoc import approximate_lengths
+from infill.data.latin import script_of
 from infill.errors import InputError
 from infill.fields import MAX_LENGTHS, MAX_VARIANTS
 
@@ -258,8 +260,6 @@ class _Scanner:
         """Whether the expansion opened at ``self.out[start]`` is in Latin script (kept in
         parentheses: the Latin model drops it, :func:`infill.data.latin.stone_text`, and the
         output shows it)."""
-        from infill.data.latin import script_of
-
         return script_of("".join(p for k, p in self.out[start + 1:] if k == "text")) == "latin"
 
     def emit_edge(self, kind: str, opening: bool = True) -> None:
@@ -308,8 +308,6 @@ class _Scanner:
 
     def approximate(self, siglum: str, n: int, col: int, notes: list[str]) -> None:
         """``[c.n]``: the gap marker, decoded at every length of its range."""
-        from infill.data.epidoc import approximate_lengths
-
         lo, hi = approximate_lengths(n)
         if hi - lo + 1 > MAX_LENGTHS:
             raise self.fail(f"an approximate lacuna {siglum!r} ranges over {lo}-{hi} characters, "

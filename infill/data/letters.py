@@ -31,7 +31,11 @@ from dataclasses import dataclass
 from importlib import resources
 
 from infill.errors import InputError
+from infill.lazy import LazyModule
 from infill.names import UNCLEAR
+
+json = LazyModule("json")                     # `infill run --help` imports this module: no json
+greek = LazyModule("infill.data.greek")       # nor the alphabet tables
 
 __all__ = ["OPEN", "CLOSE", "PLACE", "UNCLEAR", "Marked", "check_letters", "entry_tokens",
            "lookalikes", "lookalike_table", "mark_sets", "place_sets", "has_sets", "read_sets"]
@@ -58,7 +62,6 @@ class Marked:
 def lookalike_table() -> dict:
     """The shipped look-alike groups (``infill/data/lookalikes.json``: ``letters``, ``traces``,
     and where they come from)."""
-    import json                 # here: `infill run --help` imports this module, and no json
     with resources.files("infill.data").joinpath("lookalikes.json").open(encoding="utf-8") as f:
         return json.load(f)
 
@@ -66,8 +69,7 @@ def lookalike_table() -> dict:
 def lookalikes(letter: str) -> str:
     """The letters a partial trace of ``letter`` (any Greek spelling: capital, accented, final
     sigma) may be, itself included; InputError when the table has none for it."""
-    from infill.data.greek import normalize
-    key = normalize(letter, symbols=False)
+    key = greek.normalize(letter, symbols=False)
     found = lookalike_table()["letters"].get(key)
     if found is None:
         raise InputError(f"no look-alikes known for the unclear letter {letter!r} (the table "

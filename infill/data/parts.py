@@ -7,6 +7,9 @@ folder by inscription.
 from __future__ import annotations
 
 from infill.errors import InputError
+from infill.lazy import LazyModule
+
+np = LazyModule("numpy")        # on first use: the command line's options read PARTS without numpy
 
 __all__ = ["PARTS", "SPLITS", "split_documents", "split_indices"]
 
@@ -19,7 +22,6 @@ _SPLIT_STREAM = 7_919  # salt of the split permutation's random stream (fixed: s
 def split_indices(n: int, seed: int = 0, val_fraction: float = 0.05,
                   test_fraction: float = 0.05) -> dict[str, list[int]]:
     """Deterministic train/validation/test split of ``n`` examples (seeded permutation)."""
-    import numpy as np     # here: the command line's options read PARTS without numpy
     perm = np.random.default_rng([seed, _SPLIT_STREAM]).permutation(n).tolist()
     n_val = max(1, int(round(n * val_fraction)))
     n_test = int(round(n * test_fraction))

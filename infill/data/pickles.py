@@ -7,11 +7,17 @@ that reading text never imports :mod:`pickle`.
 """
 from __future__ import annotations
 
+import io
 import pickle
 from pathlib import Path
 
 from infill.data.files import read_bytes
 from infill.errors import InputError, ModelLoadError
+from infill.lazy import LazyModule
+
+np = LazyModule("numpy")                               # numpy when a pickle is read
+multiarray = LazyModule("numpy._core.multiarray")
+numeric = LazyModule("numpy._core.numeric")
 
 __all__ = ["read_pickle_file"]
 
@@ -23,10 +29,6 @@ def _pickle_globals(budget: int = 0) -> dict:
     a jax Array (rebuilt as the numpy array it wraps); a few plain containers. The arrays the
     pickle declares empty-handed (numpy's own recipe declares none) may take ``budget`` bytes
     in all: a file cannot make us allocate more than it holds."""
-    import numpy as np
-    from numpy._core import multiarray
-    from numpy._core.numeric import _frombuffer
-
     left = [budget]
 
     def reconstruct(cls, shape, dtype_code):
@@ -62,7 +64,7 @@ def _pickle_globals(budget: int = 0) -> dict:
         table[(module, "_reconstruct")] = reconstruct
         table[(module, "scalar")] = multiarray.scalar
     for module in ("numpy._core.numeric", "numpy.core.numeric"):
-        table[(module, "_frombuffer")] = _frombuffer
+        table[(module, "_frombuffer")] = numeric._frombuffer
     return table
 
 
@@ -107,8 +109,6 @@ class _TooBig(Exception):
 def _declared_bytes(shape, dtype_code) -> int:
     """Bytes of an array of ``shape`` and dtype ``dtype_code`` (UnpicklingError when they are
     not a shape and a dtype), computed in Python integers: never an overflow."""
-    import numpy as np
-
     dims = (shape,) if isinstance(shape, int) else shape
     if not isinstance(dims, tuple) or not all(isinstance(d, int) and not isinstance(d, bool)
                                               for d in dims):
@@ -129,7 +129,6 @@ def _shown(shape) -> str:
 
 def _check_arrays(obj, depth: int = 0) -> None:
     """Refuse object arrays (and absurd nesting) in an unpickled tree."""
-    import numpy as np
     if depth > 64:
         raise pickle.UnpicklingError("nested more than 64 levels deep")
     if isinstance(obj, np.ndarray) and obj.dtype.hasobject:
@@ -143,8 +142,6 @@ def read_pickle_file(path: str | Path, what: str) -> object:
     """A pickle made of plain containers, numbers, strings and numpy arrays (flax FrozenDicts
     read as dicts, jax Arrays as numpy arrays): how JAX checkpoints such as Ithaca's are saved.
     Any other global is refused with a ModelLoadError naming it; nothing in the file runs."""
-    import io
-
     p = Path(path)
     try:
         data = read_bytes(p, what)          # bounded: a device or pipe cannot feed it forever

@@ -13,10 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from infill.data.corpora import CORPORA, resolve_corpus
 from infill.data.examples import ExampleSet, english_examples, greek_examples, protein_examples
-from infill.data.files import files_of, path_label
+from infill.data.files import files_of, path_label, read_json
 from infill.data.parts import PARTS, SPLITS, split_documents, split_indices
 from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.lazy import LazyModule
+
+# On first use: the options read SPLITS and PARTS off this module, without the alphabets, the
+# EpiDoc reader or the file utilities (start-up).
+builtin_models = LazyModule("infill.data.builtins")
+greek = LazyModule("infill.data.greek")
+latin = LazyModule("infill.data.latin")
+inscriptions = LazyModule("infill.data.inscriptions")
+shutil = LazyModule("shutil")
+tempfile = LazyModule("tempfile")
 
 __all__ = ["PARTS", "SPLITS", "Heldout", "build_examples", "heldout", "heldout_examples",
            "heldout_texts", "model_dir", "split_documents", "split_indices", "training_record"]
@@ -27,8 +38,7 @@ def model_dir(model: str | Path) -> Path | None:
     folder); None for names that are not on disk (hub ids)."""
     name = str(model)
     if name.startswith("builtin:"):
-        from infill.data.builtins import builtin_path
-        p = builtin_path(name)
+        p = builtin_models.builtin_path(name)
     else:
         p = Path(name).expanduser()
     if p.is_dir():
@@ -39,7 +49,6 @@ def model_dir(model: str | Path) -> Path | None:
 
 
 def _read_json(path: Path) -> dict:
-    from infill.data.files import read_json
     data = read_json(path, "training record", ModelLoadError)
     if not isinstance(data, dict):
         raise ModelLoadError(f"{path} is not a JSON object")
@@ -67,15 +76,11 @@ def build_examples(family: str, corpus: str | Path, options: dict, workdir: Path
     if missing is not None:
         raise InputError(f"corpus file not found: {missing}")
     if family in ("greek", "latin"):
-        # here, not at the top: the options read SPLITS off this module without the EpiDoc
-        # reader (start-up)
-        from infill.data.greek import GREEK
-        from infill.data.latin import LATIN
-        alphabet = LATIN if family == "latin" else GREEK
+        alphabet = latin.LATIN if family == "latin" else greek.GREEK
         if options.get("inscriptions"):   # literary windows + packed inscriptions (issue 20)
-            from infill.data.inscriptions import mixed_examples
-            mix = mixed_examples(corpus, int(options["max_length"]), options["inscriptions"],
-                                 int(options.get("inscription_copies", 4)), alphabet)
+            mix = inscriptions.mixed_examples(corpus, int(options["max_length"]),
+                                              options["inscriptions"],
+                                              int(options.get("inscription_copies", 4)), alphabet)
             return ExampleSet(mix.examples, alphabet.decode)
         return greek_examples(corpus, int(options.get("max_length", 128)), alphabet)
     if family == "english":
@@ -125,11 +130,6 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     with the training defaults, seed 0); ``max_length``: their examples' length (the model's);
     ``data``: the data root for corpus names (see :mod:`infill.data.corpora`).
     """
-    import shutil               # here, and the corpus readers: the options read PARTS alone
-    import tempfile
-
-    from infill.data.corpora import CORPORA, resolve_corpus
-
     info = training_record(model)
     fam = info.get("family") or family or (corpus if corpus in CORPORA else None)
     if not isinstance(fam, str) or fam not in CORPORA:

@@ -19,13 +19,14 @@ from infill.data.files import check_text
 from infill.data.splits import SPLITS, training_record
 from infill.errors import ConfigError, InputError
 from infill.fields import AG_MAX_ITERATIONS, MAX_BATCH_SIZE, Request, option, seed_option
-from infill.joint.constructions import JOINT_NAMES, build_joints
 from infill.lazy import LazyModule
 
 if TYPE_CHECKING:
     from infill.parallel import Shard
 
-tables = LazyModule("infill.joint.tables")            # torch: on first use (not for --help)
+# What runs the joints, on first use (`infill joint --help` needs only the request type).
+constructions = LazyModule("infill.joint.constructions")
+tables = LazyModule("infill.joint.tables")
 metrics = LazyModule("infill.joint.metrics")
 
 __all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_corpus",
@@ -111,7 +112,7 @@ class PairJoints:
                 "joint_size": self.joint_size,
                 "ag": {"iterations": self.ag["iterations"], "change": _finite(self.ag["change"]),
                        "objective": [_finite(x) for x in self.ag["objective"]]},
-                "joints": {name: self.joints.get(name) for name in JOINT_NAMES},
+                "joints": {name: self.joints.get(name) for name in constructions.JOINT_NAMES},
                 "windows": self.windows, "error": None}
 
 
@@ -131,7 +132,7 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
                            allow_special=request.allow_special, window=request.window)
     windows = [] if t.window is None else \
         [{"start": t.window[0], "end": t.window[1], "gaps": list(range(len(enc.gaps)))}]
-    joints, info = build_joints(t, iterations=request.ag_iterations)
+    joints, info = constructions.build_joints(t, iterations=request.ag_iterations)
     tops = {}
     for joint_name, lj in joints.items():
         flat = lj.reshape(-1)
