@@ -3,13 +3,19 @@ flagged positions marked, wrapped to fit 100 columns), the table of positions, a
 notes per line, the substitution table (TSV/CSV) and its heat map (PNG, matplotlib)."""
 from __future__ import annotations
 
+import csv
 import math
 import os
+import textwrap
 from pathlib import Path
 
 import click
 
 from .errors import CLIError
+from infill.jobs.check import edition_with_notes, line_notes
+from infill.lazy import LazyModule
+
+np = LazyModule("numpy")
 
 WIDTH = 96
 """Characters of the text per line of the aligned view (with its 2-space indent: < 100)."""
@@ -73,8 +79,6 @@ def write_check(n: int, c, view: str, color: bool) -> None:
     if view in ("aligned", "both"):
         write_aligned(res, color)
     if c.lines is not None:
-        from infill.jobs.check import line_notes
-        import textwrap
         for note in line_notes(c):
             click.echo(textwrap.fill(note["note"], WIDTH + 2, initial_indent="  ",
                                      subsequent_indent="      "))
@@ -109,7 +113,6 @@ def per_input(path: str, input_id: str, several: bool) -> str:
 def write_scores(path: str, checks) -> None:
     """Every input's substitution table as one TSV (CSV when ``path`` ends in .csv): a row per
     checked position (id, position, written), a column per letter of the alphabet."""
-    import csv
     delimiter = "," if path.lower().endswith(".csv") else "\t"
     try:
         with open(path, "w", newline="", encoding="utf-8") as f:
@@ -130,7 +133,6 @@ def write_plot(path: str, c) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     res = c.result
     scores = np.array(res.substitutions).T                    # [alphabet, positions]
@@ -162,7 +164,6 @@ def write_plot(path: str, c) -> None:
 
 def write_edition(folder: str, c) -> None:
     """An EpiDoc input written into ``folder`` (same file name) with its notes per line."""
-    from infill.jobs.check import edition_with_notes
     target = Path(folder) / Path(c.id).name
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)

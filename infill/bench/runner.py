@@ -17,6 +17,7 @@ or not -- resumes from every rank's rows with any number of processes, one inclu
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -28,12 +29,18 @@ from typing import Callable
 from infill.bench.gaps import Example, derive_seed
 from infill.bench.methods import Method, build_grid, expand_names
 from infill.bench.metrics import BertScore, gold_rank, sentence_bleu, topk_hits, usable_ks
+from infill.bench.report import write_report
 from infill.bench.request import BenchConfig, BenchRequest  # noqa: F401 (BenchConfig: old path)
 from infill.bench.selectors import ExampleSelector, Selection, default_selector
 from infill.config import DecodeConfig
+from infill.data.builtins import builtin_path
 from infill.data.files import ensure_dir, parse_json, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.filling.decoders import run_decoder
+from infill.models import load_model
 from infill.models.base import MaskedLM
+from infill.models.encoder import refuse_custom_code
+from infill.parallel import current
 from infill.progress import progress as progress_bar
 
 METHOD_SEED_MASK = 0x7FFFFFFF
@@ -109,10 +116,7 @@ def model_fingerprint(name: str) -> str | None:
     """sha256 over the files of a local model (a directory's top-level files except the training
     checkpoint and log, or the checkpoint file itself); None for hub ids. Stored with the arguments, so
     resuming against a retrained model is refused instead of mixing results of two models."""
-    import hashlib
-
     if name.startswith("builtin:"):
-        from infill.data.builtins import builtin_path
         name = str(builtin_path(name))
     p = Path(name)
     if p.is_file():
@@ -381,16 +385,11 @@ def run_bench(config: BenchRequest, out: str | Path, model: MaskedLM | None = No
     Under ``torchrun`` the work units are shared out over the ranks (each writes its own rows
     and sends them to rank 0, which merges them and writes the report); the results equal a
     single-process run's."""
-    from infill.bench.report import write_report
-    from infill.parallel import current
-
     shard = current()
     out = Path(out)
     if config.bertscore_model:             # a scorer folder with code of its own: refused first
-        from infill.models.encoder import refuse_custom_code
         refuse_custom_code(config.bertscore_model, "BERTScore scorer")
     if model is None:
-        from infill.models import load_model
         model = load_model(config.model, device=shard.device(config.device), dtype=config.dtype,
                            quantize=config.quantize, compile=config.compile)
     plan = make_plan(model, config, selector)
@@ -444,8 +443,6 @@ def _run_owned(model: MaskedLM, config: BenchRequest, work: list, done: set, out
 
 
 def _run_units(model, config, work, done, writer, counter, bert, bar, new: list) -> None:
-    from infill.filling.decoders import run_decoder
-
     base = DecodeConfig(dedup=config.dedup, allow_special=config.allow_special)
     for method, n, batch in work:
         missing = [e for e in batch if example_key(method, e) not in done]

@@ -24,6 +24,9 @@ import re
 from dataclasses import dataclass
 
 from infill.data.epidoc import TEI, Edition, Lacuna, _local, extent_number
+from infill.lazy import LazyModule
+
+etree = LazyModule("lxml.etree")
 
 __all__ = ["Reading", "add_header", "apply_readings", "leiden", "serialize"]
 
@@ -43,15 +46,11 @@ class Reading:
 
 def serialize(edition: Edition) -> str:
     """The whole document as text: the original XML declaration (if any), then the tree."""
-    from lxml import etree
-
     body = etree.tostring(edition.tree, encoding="unicode")
     return edition.declaration + body + edition.trailer
 
 
 def _el(tag: str, text: str | None = None, **attrs):
-    from lxml import etree
-
     el = etree.Element(_T + tag)
     for k, v in attrs.items():
         el.set(k, v)

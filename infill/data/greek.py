@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 
 __all__ = ["Alphabet", "GREEK", "normalize", "unknown_characters", "word_weights"]
 
@@ -168,12 +169,10 @@ def unknown_characters(text: str, alphabet: Alphabet = GREEK) -> list[str]:
     return list(seen)
 
 
-def word_weights(texts, alphabet) -> "Counter":
+def word_weights(texts, alphabet) -> Counter:
     """How often each word of ``texts`` (normalized) occurs: a maximal run of ``alphabet``'s
     letters that touches no missing, unknown or to-restore character (as
     :class:`infill.models.lexicon.WordLexicon` reads the input)."""
-    from collections import Counter
-
     letters = re.escape(alphabet.letters)
     near = letters + re.escape(alphabet.missing + alphabet.unk + alphabet.mask)
     word = re.compile(f"(?<![{near}])[{letters}]+(?![{near}])")

@@ -12,7 +12,15 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from infill.data.files import check_length, check_text, read_input
+from infill.data.letters import has_sets, mark_sets, place_sets
 from infill.errors import InfillError, InputError
+from infill.lazy import LazyModule
+
+# On first use: the command line's help imports this module, and none of these readers.
+fasta = LazyModule("infill.data.fasta")
+leiden_sigla = LazyModule("infill.data.leiden")
+regions = LazyModule("infill.data.regions")
 
 __all__ = ["Input", "Outcome", "as_inputs", "chain_mismatch", "mask_regions", "read_inputs",
            "read_leiden", "read_letters", "reads_leiden", "reads_letters", "text_inputs"]
@@ -95,7 +103,6 @@ def read_inputs(texts: Sequence[str], input_file: str | None, what: str = "input
     an existing .fa/.fasta/.txt file is read as that file), else ``input_file`` (``-``: stdin):
     FASTA records when the text is FASTA (:func:`text_inputs`), else one input per non-empty
     line. ``stdin_is_terminal``: nothing is piped, so no input was given."""
-    from infill.data.files import check_length, check_text, read_input
     texts = tuple(texts)
     if len(texts) == 1 and input_file is None and names_a_file(texts[0]):
         texts, input_file = (), texts[0]
@@ -120,13 +127,11 @@ def read_inputs(texts: Sequence[str], input_file: str | None, what: str = "input
 def text_inputs(raw: str, name: str, lines: bool = False) -> list[Input]:
     """The inputs a text holds: its FASTA records (a record without sequence keeps its error,
     never dropped), else one input per non-empty line (``lines``) or the whole text as one."""
-    from infill.data.fasta import is_fasta, parse_fasta
-    from infill.data.files import check_length
-    if is_fasta(raw):
+    if fasta.is_fasta(raw):
         return [Input(r.id, check_length(r.sequence, f"{name} record {r.id!r}"), r.header)
                 if r.sequence else Input(r.id, None, r.header, error=f"FASTA record {r.id!r} "
                                          f"(line {r.line}) has no sequence")
-                for r in parse_fasta(raw, name, keep_empty=True)]
+                for r in fasta.parse_fasta(raw, name, keep_empty=True)]
     if not lines:
         return [Input("1", raw)]
     found = [Input(str(n), check_length(line, f"{name} line {n}"))
@@ -150,8 +155,6 @@ def read_letters(model, inputs: Sequence[Input], marker: str, unclear: str = "ke
     letters) as its ``letters``, the sets read before the Leiden sigla (``leiden``: converted
     here, :func:`read_leiden`). A malformed set, or sets in a text of a job that gives
     ``letters`` itself, is that input's error."""
-    from infill.data.letters import has_sets, mark_sets, place_sets
-
     mask_tokens = tuple(t for t in [_mask_token(model)] if t)
     out = []
     for r in inputs:
@@ -197,15 +200,13 @@ def read_leiden(inputs: Sequence[Input], marker: str, gap=1,
     """Each input's Leiden sigla in infill's conventions (:mod:`infill.data.leiden`); an input
     with approximate lacunae (or, with ``unknown`` lengths, lacunae of unknown length) gets its
     per-marker ``gap`` list; a malformed siglum is that input's error."""
-    from infill.data.leiden import convert, has_sigla
-
     out = []
     for r in inputs:
-        if r.text is None or not has_sigla(r.text):
+        if r.text is None or not leiden_sigla.has_sigla(r.text):
             out.append(r)
             continue
         try:
-            converted = convert(r.text, marker, unknown)
+            converted = leiden_sigla.convert(r.text, marker, unknown)
         except InfillError as e:
             out.append(replace(r, text=None, error=e.message()))
             continue
@@ -222,16 +223,14 @@ def mask_regions(model, inputs: Sequence[Input], region: str
     """Each input with its IMGT ``region`` masked (antibody V domains, numbered in one batch),
     and warnings as ``(input id, message)``: numbering without a conserved anchor, a chain the
     model is not for. An input that is not a V domain keeps its error."""
-    from infill.data.regions import mask_region, number_many
-
-    domains = number_many([r.text for r in inputs], strict=False)
+    domains = regions.number_many([r.text for r in inputs], strict=False)
     out, warnings = [], []
     for r, dom in zip(inputs, domains):
         if dom is None:
             out.append(replace(r, text=None, error=NOT_A_DOMAIN))
             continue
         try:
-            out.append(replace(r, text=mask_region(r.text, region, numbered=dom)))
+            out.append(replace(r, text=regions.mask_region(r.text, region, numbered=dom)))
         except InfillError as e:
             out.append(replace(r, text=None, error=e.message()))
             continue
@@ -246,12 +245,10 @@ def mask_regions(model, inputs: Sequence[Input], region: str
 
 def chain_mismatch(model, chain: str) -> str | None:
     """Why a chain-specific model (Sapiens-VH / -VL) does not fit a numbered chain, or None."""
-    from infill.data.regions import CHAIN_NAMES
-
     wanted = getattr(model, "chain", None)
     if wanted is None or (chain == "H") == (wanted == "H"):
         return None
     other = "sapiens-vl" if wanted == "H" else "sapiens-vh"
     kind = "heavy" if wanted == "H" else "light"
-    return (f"a {CHAIN_NAMES.get(chain, chain)} chain, but the model is for {kind} chains "
+    return (f"a {regions.CHAIN_NAMES.get(chain, chain)} chain, but the model is for {kind} chains "
             f"(use {other}, or antiberty for both)")

@@ -11,9 +11,17 @@ threads at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+from infill.data.builtins import disk_size
 from infill.errors import InputError
+from infill.models import load_model
+from infill.models.aeneas import AeneasMaskedLM
 from infill.models.base import MaskedLM
+from infill.models.char import CharMaskedLM
+from infill.models.ithaca import IthacaMaskedLM
+from infill.models.protein import ProteinMLM
+from infill.models.registry import list_models
 
 __all__ = ["ModelCatalog", "family_of"]
 
@@ -23,10 +31,6 @@ NOT_SERVABLE = "infill models download"   # status prefix of named models not fe
 def family_of(model: MaskedLM) -> str:
     """The family of a loaded model: greek (character models), latin (Aeneas's Latin model),
     protein, or text."""
-    from infill.models.aeneas import AeneasMaskedLM
-    from infill.models.char import CharMaskedLM
-    from infill.models.ithaca import IthacaMaskedLM
-    from infill.models.protein import ProteinMLM
     if isinstance(model, AeneasMaskedLM):
         return "latin" if model.language == "Latin" else "greek"
     if isinstance(model, (CharMaskedLM, IthacaMaskedLM)):
@@ -42,9 +46,6 @@ class ModelCatalog:
 
     def __init__(self, extra: Sequence[str] = (), device: str | None = None,
                  loader: Callable[..., MaskedLM] | None = None, dtype: str | None = None):
-        from infill.models import load_model
-        from infill.models.registry import list_models
-
         self.device = device
         self.dtype = dtype
         self.loader = loader or load_model
@@ -110,9 +111,6 @@ class ModelCatalog:
         return rows
 
     def _extra_row(self, name: str) -> dict:
-        from pathlib import Path
-
-        from infill.data.builtins import disk_size
         model = self._loaded.get(name)
         path = Path(name).expanduser()
         return {"name": name, "family": family_of(model) if model is not None else "text",
