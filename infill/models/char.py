@@ -25,11 +25,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file, save_file
 from torch import nn
 
-from infill.data.files import read_json
+from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
+from infill.data.latin import stone_text
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
@@ -73,8 +75,6 @@ def check_config(raw, where: str) -> CharConfig:
     """The :class:`CharConfig` a ``charmodel.json`` declares, every number checked (whole,
     bounded, at most :data:`MAX_LAYERS` layers) and the network's size checked against memory
     (:func:`~infill.data.files.check_memory`) before anything is built."""
-    from infill.data.files import check_memory
-
     if not isinstance(raw, dict) or not set(raw) <= {f.name for f in fields(CharConfig)}:
         raise ModelLoadError(f"{where}: 'config' must be an object of CharConfig's fields")
     config = CharConfig(**raw)
@@ -212,8 +212,6 @@ class CharTransformer(nn.Module):
 def save_char(model: CharTransformer, path: str | Path, alphabet: Alphabet = GREEK,
               dtype: torch.dtype = torch.float16, extra: dict | None = None) -> Path:
     """Write ``charmodel.json`` + ``model.safetensors`` (weights cast to ``dtype``) into ``path``."""
-    from safetensors.torch import save_file
-
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     meta = {"format": FORMAT, "version": VERSION, "config": asdict(model.config),
@@ -229,8 +227,6 @@ def save_char(model: CharTransformer, path: str | Path, alphabet: Alphabet = GRE
 
 def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMaskedLM":
     """Load a character model directory (what :func:`infill.load_model` calls)."""
-    from safetensors.torch import load_file
-
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to character "
                           f"model {str(path)!r}")
@@ -354,8 +350,6 @@ class CharMaskedLM(MaskedLM):
 
     # ---- text <-> ids -----------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
-        from infill.data.latin import stone_text
-
         a = self.alphabet
         return [a.start_id] + a.encode(normalize(stone_text(text, a), unknown=True, alphabet=a))
 
@@ -381,8 +375,6 @@ class CharMaskedLM(MaskedLM):
             raise InputError(f"nothing to restore: mark characters with '?' or a gap with "
                              f"{marker!r}: {text[:60]!r}")
         # normalize each piece; only the text's outer ends are stripped (spaces next to a gap stay)
-        from infill.data.latin import stone_text
-
         norm = [normalize(stone_text(p, a), symbols=True, strip=False, alphabet=a, unknown=True)
                 for p in raw]
         norm[0], norm[-1] = norm[0].lstrip(), norm[-1].rstrip()

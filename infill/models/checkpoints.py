@@ -5,28 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infill.lazy import LazyModule
+
+aeneas = LazyModule("infill.models.aeneas")            # the networks (torch), on first use
+ithaca = LazyModule("infill.models.ithaca")
+flax_checkpoint = LazyModule("infill.models.flax_checkpoint")
+
 __all__ = ["load_pickle", "describe_pickle"]
 
 
 def _family(kind: str):
     if kind == "aeneas":
-        from infill.models import aeneas
         return aeneas.load_aeneas_checkpoint, aeneas.describe_checkpoint
-    from infill.models import ithaca
     return ithaca.load_ithaca_checkpoint, ithaca.describe_checkpoint
 
 
 def load_pickle(path: str | Path, **options):
     """The :class:`~infill.models.base.MaskedLM` of an Ithaca or Aeneas pickle (``options``:
     device, dtype)."""
-    from infill.models.flax_checkpoint import read_checkpoint
-    kind, ckpt = read_checkpoint(path)
+    kind, ckpt = flax_checkpoint.read_checkpoint(path)
     return _family(kind)[0](str(path), ckpt=ckpt, **options)
 
 
 def describe_pickle(path: str | Path) -> dict:
     """What an Ithaca or Aeneas pickle holds (model, language, layers, parameters...), read
     without building its network."""
-    from infill.models.flax_checkpoint import read_checkpoint
-    kind, ckpt = read_checkpoint(path)
+    kind, ckpt = flax_checkpoint.read_checkpoint(path)
     return _family(kind)[1](path, ckpt=ckpt)

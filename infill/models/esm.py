@@ -20,10 +20,16 @@ import torch
 
 from infill.data.files import read_torch_file
 from infill.errors import ConfigError, ModelLoadError
+from infill.lazy import LazyModule
+from infill.models import familiarity
 from infill.models.base import row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.hf import check_model_files, hub_reachable, url_reachable
 from infill.models.protein import NONSTANDARD_AA, STANDARD_AA, ProteinMLM  # noqa: F401 (re-exported)
+
+esm = LazyModule("esm")                               # fair-esm, on first use
+transformers = LazyModule("transformers")             # seconds to import: only for ESM on the hub
+hf_logging = LazyModule("transformers.utils.logging")
 
 FAIR_ESM_URL = "https://dl.fbaipublicfiles.com/fair-esm/models/{name}.pt"
 FAIR_ESM_REGRESSION_URL = "https://dl.fbaipublicfiles.com/fair-esm/regression/{name}-contact-regression.pt"
@@ -44,7 +50,6 @@ class FairESMMaskedLM(ProteinMLM):
     def __init__(self, model: torch.nn.Module, alphabet, name: str = "fair-esm",
                  device=None, dtype=None, allow_nonstandard: bool = False,
                  max_length: int = ESM_MAX_LENGTH):
-        import esm
         if getattr(alphabet, "use_msa", False) or not isinstance(model, (esm.ESM2, esm.ProteinBertModel)):
             raise ModelLoadError(f"{name!r} is a {type(model).__name__}; only single-sequence ESM "
                                  "models (ESM2, ESM-1b, ESM-1v) are supported")
@@ -66,7 +71,6 @@ class FairESMMaskedLM(ProteinMLM):
 
     @row_chunked
     def logits(self, input_ids, attention_mask, positions):
-        import esm
         if isinstance(self.model, esm.ESM2):
             return super().logits(input_ids, attention_mask, positions)
         # ESM-1b/1v (ProteinBertModel): the whole forward, then the requested positions
@@ -120,7 +124,6 @@ def _regression_path(path: Path) -> Path:
 
 
 def _load_fair_esm_file(path: Path):
-    import esm
     # fair-esm stores its config as an argparse.Namespace
     model_data = read_torch_file(path, "fair-esm checkpoint", allow=(argparse.Namespace,))
     if not isinstance(model_data, dict) or "model" not in model_data:
@@ -153,7 +156,6 @@ def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard:
     fair-esm's download address into torch hub's cache (``torch.hub.get_dir()/checkpoints``;
     the first time needs network); the cached file is read with the safe reader like any other.
     """
-    import esm
     name = str(path_or_name)
     _reject_options(name, options)
     resolve_dtype(dtype, resolve_device(device))  # fail on bad options before any loading
@@ -163,8 +165,7 @@ def load_fair_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard:
         out = FairESMMaskedLM(model, alphabet, name=name, device=device, dtype=dtype,
                               allow_nonstandard=allow_nonstandard,
                               max_length=int(meta.get("max_length", ESM_MAX_LENGTH)))
-        from infill.models.familiarity import load as familiarity   # its familiarity.json
-        out.familiarity = familiarity(path)
+        out.familiarity = familiarity.load(path)               # its familiarity.json
         return out
     if path.suffix == ".pt" or "/" in name or "\\" in name:
         raise ModelLoadError(f"fair-esm checkpoint {name!r} not found")
@@ -220,7 +221,6 @@ def save_fair_esm(model: torch.nn.Module, alphabet_or_cfg, path: "str | Path",
     Alphabet (must be ESM-1b's, the only one fair-esm's ESM2 loader builds) or a dict of metadata
     (stored under ``"infill"`` like ``metadata``, e.g. the training recipe). ``half``: store fp16.
     """
-    import esm
     path = Path(path)
     if not isinstance(model, esm.ESM2):
         raise ConfigError(f"save_fair_esm writes ESM2 models only, got {type(model).__name__}")
@@ -286,8 +286,6 @@ class HFESMMaskedLM(ProteinMLM):
 def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: bool = False,
                 **options) -> HFESMMaskedLM:
     """Load an ``EsmForMaskedLM`` directory (with its ``EsmTokenizer`` vocab.txt) or hub id."""
-    from transformers import EsmForMaskedLM, EsmTokenizer
-    from transformers.utils import logging as hf_logging
     name = str(path_or_name)
     _reject_options(name, options)
     resolve_dtype(dtype, resolve_device(device))
@@ -297,8 +295,8 @@ def load_hf_esm(path_or_name: str, device=None, dtype=None, allow_nonstandard: b
     local = Path(name).expanduser().is_dir()
 
     def load(**kw):
-        return (EsmForMaskedLM.from_pretrained(name, weights_only=True, **kw),
-                EsmTokenizer.from_pretrained(name, **kw))
+        return (transformers.EsmForMaskedLM.from_pretrained(name, weights_only=True, **kw),
+                transformers.EsmTokenizer.from_pretrained(name, **kw))
 
     try:
         if local:

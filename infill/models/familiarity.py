@@ -22,11 +22,15 @@ which reach the result's ``notes`` (JSON) and ``infill run``'s stderr once per i
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from infill.data.files import read_json
 from infill.errors import ModelLoadError
+from infill.lazy import LazyModule, torch
+
+np = LazyModule("numpy")
 
 __all__ = ["FILE", "Familiarity", "calibrate", "load", "note", "score"]
 
@@ -84,8 +88,6 @@ def score(model, input_ids: list[int], stride: int = STRIDE) -> tuple[float, int
     """(mean log-probability per known position, number of known positions) of an encoded
     input (``input_ids`` with the model's mask id at its gaps), each known position masked once
     (see the module docstring). Known = neither special nor masked."""
-    import torch
-
     special = {model.cls_id, model.eos_id, model.pad_id, model.mask_id}
     ids = list(input_ids)
     body = [i for i, t in enumerate(ids) if t not in (model.cls_id, model.eos_id, model.pad_id)]
@@ -142,10 +144,6 @@ def calibrate(model, sequences: list[str], gap: int = 5, seed: int = 0,
               percentile: float = 1.0, stride: int = STRIDE) -> dict:
     """Scores of ``sequences`` (each with one ``gap``-residue gap at a seeded place, as a fill
     has) and their distribution: the threshold is the ``percentile``-th percentile."""
-    import random
-
-    import numpy as np
-
     rng = random.Random(seed)
     scores = []
     for s in sequences:

@@ -6,16 +6,26 @@ large vocabulary the head over every position costs more than a small encoder.
 from __future__ import annotations
 
 import re
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
+from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.lazy import LazyModule
 from infill.models.base import Encoding, MaskedLM, Rendered, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.memory import MEMORY_FILE, load_memory
 from infill.models.wordpiece import join_wordpieces
+
+# On first use (transformers takes seconds to import). The hub's settings are read at each use,
+# uncached (``.module``: HF_HUB_OFFLINE may change at run time).
+hub = LazyModule("huggingface_hub")
+hub_constants = LazyModule("huggingface_hub.constants")
+transformers = LazyModule("transformers")
+hf_logging = LazyModule("transformers.utils.logging")
 
 
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
@@ -249,8 +259,6 @@ def check_config_sizes(config: dict, where: str, itemsize: int = 4) -> None:
     """Every size a model's ``config.json`` declares is a whole number within bounds (at most
     :data:`MAX_LAYERS` layers), and the network it describes fits in memory
     (:func:`~infill.data.files.check_memory`): checked before transformers builds anything."""
-    from infill.data.files import check_memory
-
     sizes = {k: _config_int(config, k, where) for k in _WIDTH + _FF + _LAYERS + _ROWS + _OTHER
              if config.get(k) is not None}
     layers = max((sizes[k] for k in _LAYERS if k in sizes), default=0)
@@ -277,8 +285,6 @@ def _config_int(config: dict, key: str, where: str) -> int:
 def check_model_files(name_or_path: str, itemsize: int = 4) -> None:
     """:func:`check_config_sizes` of a model's ``config.json``: a local directory's, or a hub
     id's in the local Hugging Face cache (nothing is fetched; no config found: nothing to do)."""
-    from infill.data.files import read_json
-
     folder = Path(str(name_or_path)).expanduser()
     path = folder / "config.json" if folder.is_dir() else _cached_config(str(name_or_path))
     if path is None or not path.is_file():
@@ -292,8 +298,7 @@ def check_model_files(name_or_path: str, itemsize: int = 4) -> None:
 def _cached_config(name: str) -> Path | None:
     """The cached ``config.json`` of a hub id, or None."""
     try:
-        from huggingface_hub import try_to_load_from_cache
-        found = try_to_load_from_cache(name, "config.json")
+        found = hub.try_to_load_from_cache(name, "config.json")
     except Exception:  # noqa: BLE001 - not a valid repo id: nothing cached
         return None
     return Path(found) if isinstance(found, str) else None
@@ -305,15 +310,13 @@ HUB_PROBE_TIMEOUT = 3.0
 def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     """One quick request to the Hugging Face Hub (False when offline or HF_HUB_OFFLINE is set),
     so that an unreachable hub fails at once instead of after many retries."""
-    from huggingface_hub import constants
-    if constants.HF_HUB_OFFLINE:
+    if hub_constants.module.HF_HUB_OFFLINE:
         return False
-    return url_reachable(constants.ENDPOINT, timeout)
+    return url_reachable(hub_constants.module.ENDPOINT, timeout)
 
 
 def url_reachable(url: str, timeout: float = HUB_PROBE_TIMEOUT) -> bool:
     """Whether one quick HEAD request to ``url`` gets any answer (no retries)."""
-    import urllib.request
     try:
         urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)
         return True
@@ -333,8 +336,6 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
     request (no long retries when offline)."""
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to {name_or_path!r}")
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
@@ -345,9 +346,10 @@ def load_hf(name_or_path: str, device: str | None = None, dtype: str | None = No
 
     def load(**kw):
         # explicit, whatever a future default: no remote code, no full unpickling of weights
-        return (AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False, **kw),
-                AutoModelForMaskedLM.from_pretrained(name_or_path, dtype=dt, weights_only=True,
-                                                     trust_remote_code=False, **kw))
+        return (transformers.AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=False,
+                                                           **kw),
+                transformers.AutoModelForMaskedLM.from_pretrained(
+                    name_or_path, dtype=dt, weights_only=True, trust_remote_code=False, **kw))
 
     try:
         if local:

@@ -37,14 +37,16 @@ add words (a list of personal names, say) with a text editor.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from infill.data.files import input_limit, parse_json, read_bytes
 from infill.data.greek import word_weights
-from infill.errors import ModelLoadError
+from infill.errors import InputError, ModelLoadError
 from infill.models.memory import mix_rows
 
 __all__ = ["WordLexicon", "LEXICON_BETA", "LEXICON_FILE", "build_lexicon", "load_lexicon",
@@ -165,9 +167,6 @@ def read_headed(path: Path, what: str, header: str, alphabet, kind: str = "",
     the JSON's ``beta`` (a positive number) and ``letters`` (the model's) checked: one
     ModelLoadError naming the file and line when it is not such a file (``kind`` names it
     there, ``fields`` the header's further fields)."""
-    from infill.data.files import input_limit, parse_json, read_bytes
-    from infill.errors import InputError
-
     try:                            # bounded as inputs are (64 MiB, INFILL_MAX_INPUT_BYTES)
         text = read_bytes(path, what, input_limit()).decode("utf-8")
     except InputError as e:
@@ -210,8 +209,6 @@ def matching(table: np.ndarray, weights: np.ndarray, word: np.ndarray, offset: i
 
 def load_lexicon(path: Path, alphabet) -> WordLexicon:
     """Read and check ``lexicon.tsv``: one line naming the file and line when it is wrong."""
-    import re
-
     head, body = read_headed(path, "lexicon", HEADER, alphabet)
     beta = head["beta"]
     rows = body.splitlines()

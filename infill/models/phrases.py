@@ -43,6 +43,7 @@ On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -51,8 +52,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
 
-from infill.errors import ModelLoadError
+from infill.data.files import input_chars_limit, input_limit, read_bytes
+from infill.data.greek import normalize
+from infill.errors import InputError, ModelLoadError
 from infill.models.lexicon import header_error, matching, read_headed
 from infill.models.memory import _context, _splitmix, context_keys, mix_rows, outside_class
 
@@ -144,8 +149,6 @@ class PhraseMemory:
 
     def save(self, path: Path, alphabet) -> None:
         """Write the memory as safetensors (keys in 6 bytes each) with its metadata."""
-        from safetensors.numpy import save_file
-
         save_file({"keys_hi": (self.keys >> np.uint64(16)).astype(np.uint32),
                    "keys_lo": (self.keys & np.uint64(0xFFFF)).astype(np.uint16),
                    "tokens": self.tokens, "counts": self.counts, "classes": self.classes},
@@ -322,8 +325,6 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
     ModelLoadError naming the file when it is not a phrase memory of this model keyed by
     ``keyed`` (files written before shapes hold letters); then count in ``phrases.txt`` beside
     it, when there is one (:func:`read_user_phrases`)."""
-    from safetensors import SafetensorError, safe_open
-
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}
@@ -386,10 +387,6 @@ def read_user_phrases(path: Path, alphabet) -> tuple[list[str], list[int]]:
     :func:`~infill.data.files.input_chars_limit` characters of phrases in all (building the
     memory takes time in proportion); a line holding no letter of the alphabet is refused
     (ModelLoadError naming the file and line), so nothing in the file is silently unused."""
-    from infill.data.files import input_chars_limit, input_limit, read_bytes
-    from infill.data.greek import normalize
-    from infill.errors import InputError
-
     try:
         text = read_bytes(path, "phrases file", input_limit()).decode("utf-8")
     except InputError as e:
@@ -594,8 +591,6 @@ class WordPairs:
 
     def save(self, path: Path, alphabet) -> None:
         """Write ``pairs.tsv``: a header, then ``first<TAB>second<TAB>count`` lines."""
-        import json
-
         rows = {}
         for (w, n), (table, counts) in self.before.items():
             for v, c in zip(table, counts):

@@ -42,14 +42,15 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from infill.data.greek import GREEK, normalize
 from infill.errors import ModelLoadError
 from infill.models.lexicon import header_error, matching, read_headed
-from infill.models.phrases import WordPairs
+from infill.models.phrases import WordPairs, _count
 
 __all__ = ["NameClass", "NAMES_FILE", "NAMES_BETA", "NAMES_PRIOR", "NAMES_SCALES", "CLASS_SOURCES",
            "build_names", "literary_names", "load_names", "save_names"]
@@ -120,8 +121,6 @@ def literary_names(lines, min_count: int = 2) -> dict[str, int]:
     written with a capital not at the start of a sentence (after ``. ; · ! ?``; a text's first
     word is one), kept when so written ``min_count`` times at least and at least as often as
     in lower case there; normalized (:func:`infill.data.greek.normalize`)."""
-    from infill.data.greek import GREEK, normalize
-
     upper, lower = Counter(), Counter()
     initial = True
     for line in lines:
@@ -188,8 +187,6 @@ def save_names(path: Path, entries: dict[tuple[str, str], float], alphabet,
                classes: tuple[str, ...] = CLASS_SOURCES, prior: float = NAMES_PRIOR) -> Path:
     """Write ``names.tsv``: a header, then ``name<TAB>weight<TAB>source`` lines, heaviest
     first."""
-    from infill.models.phrases import _count
-
     head = json.dumps({"beta": beta, "letters": alphabet.letters,
                        "scales": NAMES_SCALES if scales is None else scales,
                        "class": list(classes), "prior": prior}, ensure_ascii=False)
@@ -216,7 +213,6 @@ def read_names(path: Path, alphabet) -> tuple[dict, dict]:
                    for k, v in head["scales"].items())
     except (AssertionError, ValueError, TypeError, OverflowError):
         raise header_error(path, "names file", NAMES_HEADER, fields) from None
-    from infill.data.greek import normalize
 
     word = re.compile(f"[{re.escape(alphabet.letters)}]+")
     line = re.compile(f"([^\t]{{1,100}})\t([0-9]{{1,12}}(?:\\.[0-9]{{0,6}})?)\t"
@@ -246,8 +242,6 @@ def with_names(lexicon, names: NameClass):
     """``lexicon`` (a :class:`~infill.models.lexicon.WordLexicon`) with every name it lacks
     added at the name's weight p(v), so that a partly preserved name completes (a user's names
     too); the lexicon itself is not changed."""
-    from dataclasses import replace
-
     words, weights = dict(lexicon.words), dict(lexicon.weights)
     for size, (table, w) in names.names.items():
         have = words.get(size, np.zeros((0, size), np.uint8))

@@ -19,6 +19,7 @@ import torch
 
 from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
 from infill.errors import InputError, ModelLoadError
+from infill.models.familiarity import note
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 
 ESM_SPECIALS = {"cls": "<cls>", "pad": "<pad>", "eos": "<eos>", "mask": "<mask>"}
@@ -154,7 +155,6 @@ class ProteinMLM(MaskedLM):
         a recorded threshold)."""
         if self.familiarity is None:
             return []
-        from infill.models.familiarity import note
         found = note(self, self.familiarity, input_ids)
         return [found] if found else []
 

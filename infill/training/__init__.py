@@ -12,8 +12,14 @@ import importlib
 from pathlib import Path
 
 from infill.errors import ConfigError, InfillError
+from infill.lazy import LazyModule
 from infill.names import FAMILIES
 from infill.training.request import ModelOptions, TrainConfig, TrainRequest
+
+# On first use: `infill train --help` reads the request types only (names unlike the
+# submodules', which the import system binds on this package).
+_corpora = LazyModule("infill.data.corpora")
+_training_loop = LazyModule("infill.training.loop")
 
 __all__ = ["FAMILIES", "default_corpus", "family_class", "Family", "ModelOptions", "TrainConfig",
            "TrainRequest", "TrainResult", "run_training", "train", "train_request"]
@@ -23,7 +29,7 @@ _LOOP = ("Family", "TrainResult", "train")
 
 def __getattr__(name: str):
     if name in _LOOP:
-        return getattr(importlib.import_module("infill.training.loop"), name)
+        return getattr(_training_loop, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -31,11 +37,10 @@ def default_corpus(family: str, data: str | Path | None = None) -> str | tuple[s
     """The family's named corpus under the data root (``--data-dir`` / ``$INFILL_DATA`` /
     ../shared/data): its path, or a tuple of paths read one after another; None when it is
     not there."""
-    from infill.data.corpora import resolve_corpus
     if family not in FAMILIES:
         return None
     try:
-        return resolve_corpus(family, data)[0]
+        return _corpora.resolve_corpus(family, data)[0]
     except InfillError:
         return None
 
@@ -48,10 +53,9 @@ def _module(family: str):
 
 def family_class(family: str) -> type:
     """The :class:`Family` subclass of a family name."""
-    from infill.training.loop import Family
-
     return next(v for v in vars(_module(family)).values()
-                if isinstance(v, type) and issubclass(v, Family) and v is not Family)
+                if isinstance(v, type) and issubclass(v, _training_loop.Family)
+                and v is not _training_loop.Family)
 
 
 def train_request(family: str, **options) -> TrainRequest:

@@ -9,14 +9,23 @@ model in fp16 and a ``BertTokenizerFast``), which :func:`infill.load_model` read
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
+import numpy as np
 import torch
 
+from infill.data.builtins import builtin_path
 from infill.data.examples import english_examples
-from infill.errors import ConfigError
+from infill.errors import ConfigError, ModelLoadError
+from infill.lazy import LazyModule
+from infill.models.hf import load_hf
+from infill.models.memory import MEMORY_FILE, build_memory, token_classes
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
+
+transformers = LazyModule("transformers")                 # seconds to import: when it trains
+hf_logging = LazyModule("transformers.utils.logging")
 
 __all__ = ["EnglishFamily", "train"]
 
@@ -81,16 +90,13 @@ class EnglishFamily(Family):
                                       2 * o["vocab_size"] + o["max_length"])
 
     def build_model(self):
-        from transformers import BertConfig, BertForMaskedLM
-
         o = self.options
-        config = BertConfig(vocab_size=self._vocab, hidden_size=o["hidden"],
-                            num_hidden_layers=o["layers"], num_attention_heads=o["heads"],
-                            intermediate_size=o["ff"], max_position_embeddings=o["max_length"],
-                            type_vocab_size=2, pad_token_id=self.pad_id,
-                            hidden_dropout_prob=o["dropout"],
-                            attention_probs_dropout_prob=o["dropout"])
-        model = BertForMaskedLM(config)
+        config = transformers.BertConfig(
+            vocab_size=self._vocab, hidden_size=o["hidden"], num_hidden_layers=o["layers"],
+            num_attention_heads=o["heads"], intermediate_size=o["ff"],
+            max_position_embeddings=o["max_length"], type_vocab_size=2, pad_token_id=self.pad_id,
+            hidden_dropout_prob=o["dropout"], attention_probs_dropout_prob=o["dropout"])
+        model = transformers.BertForMaskedLM(config)
         if self.init_from:
             init_weights(model, self._start.model.state_dict(), self.init_from)
             self._start = None
@@ -101,10 +107,6 @@ class EnglishFamily(Family):
         return model.cls(hidden[select])
 
     def save(self, model, out: Path) -> None:
-        import copy
-
-        from transformers.utils import logging as hf_logging
-
         half = copy.deepcopy(model).to(torch.float16)
         hf_logging.disable_progress_bar()      # infill's own --no-progress decides about bars
         half.save_pretrained(str(out))
@@ -122,10 +124,6 @@ class EnglishFamily(Family):
 def load_source(source: str):
     """The model to start from (``init_from``): a local BERT directory or ``builtin:english``,
     read by infill's own loader (safetensors or weights-only, no remote code)."""
-    from infill.data.builtins import builtin_path
-    from infill.errors import ModelLoadError
-    from infill.models.hf import load_hf
-
     path = Path(builtin_path(source) if source.startswith("builtin:") else source).expanduser()
     if not path.is_dir():
         raise ConfigError(f"'init_from' {source}: not a model directory", field="init_from")
@@ -176,10 +174,6 @@ pieces; :mod:`infill.models.memory`)."""
 
 def write_memory(out: Path, tokenizer, train: list[list[int]]) -> Path:
     """``out/memory.safetensors`` for a WordPiece model with ``tokenizer`` trained on ``train``."""
-    import numpy as np
-
-    from infill.models.memory import MEMORY_FILE, build_memory, token_classes
-
     special = frozenset(int(i) for i in tokenizer.all_special_ids)
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     classes = token_classes(tokens, special, len(tokenizer), int(tokenizer.pad_token_id))

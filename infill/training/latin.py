@@ -16,7 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from infill.data.greek import word_weights
 from infill.data.latin import LATIN
+from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
+from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases, pair_counts
+from infill.models.shapes import SHAPES_FILE, build_shapes
 from infill.training.greek import GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
@@ -76,12 +80,6 @@ def write_memories(out: Path, words, texts: list[str], alphabet=LATIN,
     ``phrases.safetensors`` and ``shapes.safetensors`` (of a seeded sample of ``chars``
     characters of the inscriptions' ``texts``, entries counted ``min_count`` times or more) and
     ``pairs.tsv`` (the word pairs of all ``texts`` seen ``min_count`` times or more)."""
-    from infill.data.greek import word_weights
-    from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
-    from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases,
-                                       pair_counts)
-    from infill.models.shapes import SHAPES_FILE, build_shapes
-
     a = alphabet
     weights = word_weights(words, a)
     build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, a,

@@ -15,7 +15,10 @@ from typing import Any
 
 from infill.errors import ConfigError
 from infill.fields import MAX_SEED, Request, Spec, option
+from infill.lazy import LazyModule, torch
 from infill.names import DTYPE_SPELLINGS
+
+devices = LazyModule("infill.models.device")        # on first use: --help reads the fields only
 
 __all__ = ["TrainRequest", "TrainConfig", "ModelOptions", "MASKINGS", "SCHEMES", "CLOCKS",
            "TRAIN_DTYPES"]
@@ -132,10 +135,8 @@ class TrainRequest(Request):
             object.__setattr__(self, "out", os.fspath(self.out))
 
     def check(self) -> None:
-        from infill.models.device import resolve_device
-
         try:
-            resolve_device(self.device)          # a device this machine lacks
+            devices.resolve_device(self.device)          # a device this machine lacks
         except ConfigError as e:
             e.field = "device"
             raise
@@ -155,7 +156,6 @@ class TrainRequest(Request):
         """The autocast precision of the forward pass: None (float32) or torch.bfloat16.
         Weights, gradients and optimizer state stay float32 (mixed precision)."""
         if self.dtype in ("bf16", "bfloat16"):
-            import torch
             return torch.bfloat16
         return None
 
