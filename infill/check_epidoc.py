@@ -13,9 +13,15 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from infill._version import __version__
 from infill.checking import Reading, bounded, layout
 from infill.data.epidoc import TEI, Atom, Edition, read_edition
+from infill.data.epidoc_write import add_header, serialize
+from infill.data.greek import normalize
 from infill.errors import InputError
+from infill.lazy import LazyModule
+
+etree = LazyModule("lxml.etree")
 
 __all__ = ["EditionReading", "SIC_MARK", "read_edition_for_check", "sic_edition"]
 
@@ -42,7 +48,6 @@ def sic_edition(path: str, text: str | None = None) -> tuple[Edition, list[tuple
     """The edition with each ``<choice>`` holding a ``<sic>`` and a ``<corr>`` read as the stone
     has it: the ``<corr>`` dropped and the ``<sic>`` kept as a ``<seg ana="infill-sic-K">``;
     and each pair's (sic, corr) text, K its index."""
-    from lxml import etree
     ed = read_edition(path, text, require_text=False)
     tree = copy.deepcopy(ed.tree)
     pairs = []
@@ -92,7 +97,6 @@ def _normalized(model, ed: Edition) -> tuple[str, list]:
     """The edition's text (gaps to restore as ``?``, supplements as text, other losses ``-``)
     normalized as the model reads it, and each normalized character's source atom (None for a
     space, a lost or missing character)."""
-    from infill.data.greek import normalize
     rendered = ed.render()
     chars, sources = [], []
     for c, src in zip(rendered.text, rendered.sources):
@@ -151,8 +155,6 @@ def with_notes(er: EditionReading, notes: dict[int, str], description: str) -> s
     ``<lb/>`` of each line that has one (``notes``: checked position -> the note of its line;
     one note per line), infill recorded in the header (``description``). The reader drops
     ``<note>``, so the text read back is the text checked."""
-    from infill._version import __version__
-    from infill.data.epidoc_write import add_header, serialize
     done = set()
     for t, text in notes.items():
         lb = er.lbs.get(t)
@@ -171,7 +173,6 @@ def with_notes(er: EditionReading, notes: dict[int, str], description: str) -> s
 
 
 def _note_element(text: str):
-    from lxml import etree
     note = etree.Element(f"{{{TEI}}}note", type=NOTE_TYPE, resp="#infill")
     note.text = text
     return note

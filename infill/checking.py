@@ -27,9 +27,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from infill.data.files import _env_limit
+from infill.data.residues import STANDARD_AA
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 from infill.models.base import MaskedLM, pad_batch
+from infill.models.wordpiece import _space_before
 
 __all__ = ["Reading", "PositionCheck", "TextCheck", "bounded", "read_for_check", "score_rows",
            "substitution_alphabet", "check_readings"]
@@ -94,8 +97,6 @@ def bounded(model: MaskedLM, reading: Reading) -> Reading:
     """``reading`` unless it is longer than the model and has more than
     :data:`MAX_CHECK_POSITIONS` (or ``INFILL_MAX_CHECK_POSITIONS``) positions to check:
     InputError naming the count, the limit and what to do."""
-    from infill.data.files import _env_limit
-
     limit = _env_limit("INFILL_MAX_CHECK_POSITIONS", MAX_CHECK_POSITIONS)
     n = len(reading.checked)
     if n > limit and len(reading.ids) > model.max_length:
@@ -138,7 +139,6 @@ def _piece(model: MaskedLM, pieces: list[str], k: int) -> tuple[str, bool]:
     if tok.startswith(("Ġ", "▁")):
         return tok[1:], True
     if getattr(model, "_wordpiece", True):
-        from infill.models.wordpiece import _space_before
         before = pieces[k - 2] if k >= 2 else None
         nxt = pieces[k + 1] if k + 1 < len(pieces) else None
         space = k > 0 and _space_before(before, pieces[k - 1], tok, nxt)
@@ -150,7 +150,6 @@ def substitution_alphabet(model: MaskedLM) -> list[int] | None:
     """The ids of a substitution table: a residue model's 20 standard amino acids, a character
     model's letters; None for a model of word pieces (tens of thousands of tokens)."""
     if model.unit == "residues":
-        from infill.data.residues import STANDARD_AA
         return [model.token_to_id(a) for a in STANDARD_AA]
     if model.unit == "characters":
         return [i for i in range(model.vocab_size) if i not in model.special_ids

@@ -17,14 +17,19 @@ standard on the same supplements.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from infill.bench.gaps import Example, pick_indices
 from infill.bench.selection import Selection
+from infill.data.corpora import data_root
 from infill.data.epidoc import read_edition
 from infill.data.epidoc_corpus import IOSPE, Task, _part, supplement_tasks
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
+from infill.lazy import LazyModule
+
+stats = LazyModule("infill.bench.stats")       # numpy, on first use
 
 __all__ = ["cer", "edit_distance", "editors_supplements", "epidoc_folder", "epidoc_report",
            "tasks_for"]
@@ -33,7 +38,6 @@ __all__ = ["cer", "edit_distance", "editors_supplements", "epidoc_folder", "epid
 def epidoc_folder(data: str, root: str | None = None) -> Path | None:
     """The EpiDoc folder DATA names (``iospe`` or a folder of ``*.xml``), or None."""
     if data == "iospe":
-        from infill.data.corpora import data_root
         base = data_root(root)
         if base is None or not (base / IOSPE).is_dir():
             raise InputError(f"IOSPE not found ({IOSPE} under the data folder); pass 'data_root' "
@@ -49,8 +53,6 @@ def epidoc_folder(data: str, root: str | None = None) -> Path | None:
 def tasks_for(folder: Path, split: str, lengths: list[int], files: int = 0) -> list[Task]:
     """Every supplement task of a part, in file order then text order; ``files`` > 0: of a
     seeded sample (seed 0) of that many of the part's files only (a large corpus, EDH)."""
-    import random
-
     wanted = set(lengths)
     paths = _part(folder, split)
     if 0 < files < len(paths):
@@ -126,8 +128,6 @@ def _cell(rows: list[dict], ks: list[int]) -> dict:
 
 
 def _paired(rows: list[dict], a: str, b: str, ks: list[int]) -> dict:
-    from infill.bench.stats import paired_bootstrap
-
     ra = {r["key"].split("|", 1)[1]: r for r in rows if r["method"] == a}
     rb = {r["key"].split("|", 1)[1]: r for r in rows if r["method"] == b}
     common = sorted(set(ra) & set(rb))
@@ -136,11 +136,11 @@ def _paired(rows: list[dict], a: str, b: str, ks: list[int]) -> dict:
         return out
     for k in ks:
         if all(str(k) in ra[c]["hits"] and str(k) in rb[c]["hits"] for c in common):
-            res = paired_bootstrap([float(ra[c]["hits"][str(k)]) for c in common],
-                                   [float(rb[c]["hits"][str(k)]) for c in common])
+            res = stats.paired_bootstrap([float(ra[c]["hits"][str(k)]) for c in common],
+                                         [float(rb[c]["hits"][str(k)]) for c in common])
             out[f"top{k}"] = {key: 100.0 * res[key] for key in ("mean_diff", "lo", "hi")}
-    res = paired_bootstrap([cer(ra[c]["fill"], ra[c]["gold_fill"]) for c in common],
-                           [cer(rb[c]["fill"], rb[c]["gold_fill"]) for c in common])
+    res = stats.paired_bootstrap([cer(ra[c]["fill"], ra[c]["gold_fill"]) for c in common],
+                                 [cer(rb[c]["fill"], rb[c]["gold_fill"]) for c in common])
     out["cer"] = {key: res[key] for key in ("mean_diff", "lo", "hi")}
     return out
 

@@ -13,6 +13,10 @@ from pathlib import Path
 from infill.bench.metrics import corpus_bleu, usable_ks
 from infill.bench.request import BenchRequest
 from infill.data.units import infer_unit  # noqa: F401 (re-exported: summaries' units)
+from infill.lazy import LazyModule
+
+matplotlib = LazyModule("matplotlib")          # the plots, on first use
+stats = LazyModule("infill.bench.stats")       # numpy
 
 
 def _mean(xs) -> float:
@@ -177,8 +181,6 @@ def _style(method: str, i: int, total: int = 10) -> dict:
     """A distinct colour, marker AND line style per method (coinciding curves stay visible):
     solid = beam search, dashed = sampling, dotted = ablation; a marker and a dash pattern by
     position, so two methods never share all three (tab20 colours beyond ten methods)."""
-    import matplotlib
-
     name = method.split("/")[0]
     kind = 2 if name.startswith(("scramble", "swap")) else 1 if name.startswith(
         ("pure", "temp", "nucleus")) else 0
@@ -191,11 +193,9 @@ def _style(method: str, i: int, total: int = 10) -> dict:
 
 def _interval(pct: float | None, n: int) -> tuple[float, float] | None:
     """95% Wilson interval (percent) of an accuracy measured on n examples."""
-    from infill.bench.stats import wilson_interval
-
     if pct is None or not n:
         return None
-    lo, hi = wilson_interval(round(pct * n / 100.0), n)
+    lo, hi = stats.wilson_interval(round(pct * n / 100.0), n)
     return 100.0 * lo, 100.0 * hi
 
 
@@ -340,7 +340,6 @@ def _plot_sweep(summary: dict, out: Path, plt) -> str | None:
     labels = list(dict.fromkeys(c["pivot"] for c in sweep))
     if len(labels) < 2:
         return None
-    import matplotlib
 
     default = default_pivot(summary)
     groups = list(dict.fromkeys(f"{c['name']}/b{c['beam']}" for c in sweep))
@@ -388,7 +387,6 @@ def plot(summary: dict, out: Path) -> list[str]:
     """topk_vs_k.png, accuracy_vs_gap.png and (with pivots) pivot_sweep.png; returns file names.
     A plot needs at least two points on its x axis (else it is not drawn); a missing value is a
     gap in its curve, never a 0; accuracies carry 95% Wilson intervals."""
-    import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

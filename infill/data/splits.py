@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from infill.data.corpora import CORPORA, resolve_corpus
 from infill.data.examples import ExampleSet, english_examples, greek_examples, protein_examples
 from infill.data.files import files_of, path_label, read_json
 from infill.data.parts import PARTS, SPLITS, split_documents, split_indices
@@ -23,6 +22,7 @@ from infill.lazy import LazyModule
 # On first use: the options read SPLITS and PARTS off this module, without the alphabets, the
 # EpiDoc reader or the file utilities (start-up).
 builtin_models = LazyModule("infill.data.builtins")
+corpora = LazyModule("infill.data.corpora")
 greek = LazyModule("infill.data.greek")
 latin = LazyModule("infill.data.latin")
 inscriptions = LazyModule("infill.data.inscriptions")
@@ -131,8 +131,8 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     ``data``: the data root for corpus names (see :mod:`infill.data.corpora`).
     """
     info = training_record(model)
-    fam = info.get("family") or family or (corpus if corpus in CORPORA else None)
-    if not isinstance(fam, str) or fam not in CORPORA:
+    fam = info.get("family") or family or (corpus if corpus in corpora.CORPORA else None)
+    if not isinstance(fam, str) or fam not in corpora.CORPORA:
         raise ConfigError("a held-out split needs the model's training family (english, greek or "
                           "protein): give 'family', or a model trained with `infill train`",
                           field="family")
@@ -140,11 +140,11 @@ def heldout(model: str | Path, corpus: str | None = None, family: str | None = N
     if "max_length" not in options and max_length is not None:
         options["max_length"] = max_length
     if corpus is not None:
-        path, _ = resolve_corpus(corpus, data)
+        path, _ = corpora.resolve_corpus(corpus, data)
     elif recorded_corpus(info) is not None:
         path = recorded_corpus(info)
     else:
-        path, _ = resolve_corpus(fam, data)
+        path, _ = corpora.resolve_corpus(fam, data)
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(info.get("dir", "."))
         vocab = next((v for v in (d / "tokenizer" / "vocab.txt", d / "vocab.txt") if v.exists()), None)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 _defaults = LazyModule("infill.filling.defaults")    # what a fill runs with loads when it runs,
 _results = LazyModule("infill.filling.results")      # not for `infill run --help`
 _sharding = LazyModule("infill.jobs.sharding")
+_planner = LazyModule("infill.filling.planner")      # torch: when a batch decodes (read
+                                                     # uncached, .module: tests count its calls)
 
 __all__ = ["FillRequest", "InputFill", "FillRun", "fill_inputs"]
 
@@ -133,7 +135,6 @@ class FillRun:
     def _decode(self, batch: list[Input]) -> list[InputFill]:
         """One batch: inputs whose gap lengths and letter sets agree are decoded together (one
         call)."""
-        from infill.filling.planner import fill_resolved      # torch: when a batch decodes
         groups: dict[str, tuple[Any, Any, list[Input]]] = {}
         for r in batch:
             if r.text is not None:
@@ -142,8 +143,9 @@ class FillRun:
                 groups.setdefault(repr((g, lt)), (g, lt, []))[2].append(r)
         by_id: dict[int, FillResult] = {}
         for g, lt, ok in groups.values():
-            results = fill_resolved(self.model, [r.text for r in ok],
-                                    self.request.replace(gap=g, letters=lt), self.defaults)
+            results = _planner.module.fill_resolved(self.model, [r.text for r in ok],
+                                                    self.request.replace(gap=g, letters=lt),
+                                                    self.defaults)
             by_id.update({id(r): res for r, res in zip(ok, results)})
         return [self._outcome(r, by_id.get(id(r))) for r in batch]
 

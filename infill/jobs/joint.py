@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from infill.data.corpora import CORPORA
 from infill.data.files import check_text
 from infill.data.splits import SPLITS, training_record
 from infill.errors import ConfigError, InputError
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from infill.parallel import Shard
 
 # What runs the joints, on first use (`infill joint --help` needs only the request type).
+corpora = LazyModule("infill.data.corpora")
 constructions = LazyModule("infill.joint.constructions")
 tables = LazyModule("infill.joint.tables")
 metrics = LazyModule("infill.joint.metrics")
@@ -159,7 +159,7 @@ def joint_corpus(model_name: str, data: str | None) -> str:
     if data:
         return data
     family = training_record(model_name).get("family")
-    if family in CORPORA:
+    if family in corpora.CORPORA:
         return family
     raise InputError("give 'data' FILE (one sentence per line) or a text with two ___ gaps",
                      field="data")
@@ -197,7 +197,7 @@ def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
     gets the result, the others None). ``begin(examples, texts)`` is called once the examples
     are drawn, before their evaluation; it returns a progress bar (``update`` once per example
     done here) as a context manager."""
-    split = request.split or ("test" if corpus in CORPORA else "all")
+    split = request.split or ("test" if corpus in corpora.CORPORA else "all")
     texts = metrics.held_out(name, model, corpus, split, data_root)
     wanted = request.examples if request.examples is not None else \
         max(1, len(texts) * request.pairs_per_text)                        # None: all

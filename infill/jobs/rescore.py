@@ -12,9 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from infill.jobs.inputs import Input, Outcome, as_inputs
+from infill.lazy import LazyModule
 from infill.parallel import Shard
 from infill.requests import RescoreRequest
 from infill.jobs.sharding import over_batches
+
+mcmc = LazyModule("infill.mcmc")                     # the energies (torch), on first use
 
 __all__ = ["ScoredText", "Ranking", "rescore_inputs"]
 
@@ -92,14 +95,12 @@ def rescore_inputs(model, inputs: Iterable, request: RescoreRequest | None = Non
     (and/or keyword ``options``, :class:`RescoreRequest`'s fields): the job of ``infill
     rescore``. Inputs are sharded over the torchrun ranks, :data:`BATCH` per scoring call; rank
     0 gets the :class:`Ranking`, the others None. ``progress``: a bar advanced per text."""
-    from infill.mcmc import rescore_each
-
     request = RescoreRequest.from_options(request, **options)
     records = as_inputs(inputs)
 
     def score(mine: list[Input]) -> list:
-        out = rescore_each(model, [rec.text or "" for rec in mine], energy=request.energy,
-                           max_rows=request.max_rows, window=request.window)
+        out = mcmc.rescore_each(model, [rec.text or "" for rec in mine], energy=request.energy,
+                                max_rows=request.max_rows, window=request.window)
         for rec, res in zip(mine, out):
             if rec.error is not None:      # e.g. a FASTA record without sequence
                 res.error = rec.error

@@ -10,12 +10,17 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from infill.data.letters import has_sets, read_sets
 from infill.filling.defaults import fixed_gap
 from infill.errors import InfillError
-from infill.jobs.inputs import Input, Outcome, as_inputs
+from infill.jobs.fill import FillRequest
+from infill.jobs.inputs import Input, Outcome, as_inputs, reads_letters
+from infill.lazy import LazyModule
 from infill.parallel import Shard
 from infill.requests import SampleRequest
 from infill.jobs.sharding import over_inputs
+
+mcmc = LazyModule("infill.mcmc")                     # the chains (torch), on first use
 
 __all__ = ["InputSample", "sample_inputs"]
 
@@ -56,14 +61,11 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
     ``on_sweep(done, total)`` after each sweep of the input being sampled, so that one long
     input shows it moves (None: nothing; ``on_epoch``, its old name, is read with a
     DeprecationWarning)."""
-    from infill.mcmc import sample as mh_sample
-
     if "on_epoch" in options:
         warnings.warn("the option 'on_epoch' is now 'on_sweep'; 'on_epoch' will be removed in "
                       "the next release", DeprecationWarning, stacklevel=2)
         on_sweep = options.pop("on_epoch")
 
-    from infill.jobs.fill import FillRequest
     request = SampleRequest.from_options(request, **options)
     FillRequest.rules("marker").check(marker, "marker")     # the fill job's rule of a marker
     gap = fixed_gap(gap, model)[0]
@@ -75,8 +77,8 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
             return out
         try:
             text, letters = _read_sets(model, rec.text, marker)
-            out.result = mh_sample(model, text, gap=gap, marker=marker, options=request,
-                                   window=window, progress=on_sweep, letters=letters)
+            out.result = mcmc.sample(model, text, gap=gap, marker=marker, options=request,
+                                     window=window, progress=on_sweep, letters=letters)
         except InfillError as e:
             out.error, out.error_field = e.message(), e.field
         return out
@@ -88,8 +90,6 @@ def _read_sets(model, text: str, marker: str) -> tuple[str, list | None]:
     """A sampled text's letter sets ``#[...]`` (models that fill characters or residues, as
     ``infill run`` reads them; :mod:`infill.data.letters`): the text with ``?`` for each, and
     the letters per gap."""
-    from infill.data.letters import has_sets, read_sets
-    from infill.jobs.inputs import reads_letters
     if not reads_letters(model) or not has_sets(text):
         return text, None
     return read_sets(text, "keep", marker)

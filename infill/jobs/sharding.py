@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+from infill.lazy import LazyModule
 from infill.parallel import Shard, current, merge_in_order
+
+api = LazyModule("infill.api")                       # the model loaders (torch), on first use
 
 __all__ = ["load", "over_inputs", "over_batches", "in_rounds"]
 
@@ -26,9 +29,8 @@ Result = TypeVar("Result")
 def load(name_or_path: str, device: str | None = None, shard: Shard | None = None, **options):
     """:func:`infill.load_model` on this rank's device (``cuda`` -> ``cuda:LOCAL_RANK`` under
     torchrun); ``options`` as there (dtype, quantize, compile, family options)."""
-    from infill.api import load_model
     shard = shard if shard is not None else current()
-    return load_model(name_or_path, device=shard.device(device), **options)
+    return api.load_model(name_or_path, device=shard.device(device), **options)
 
 
 def over_inputs(items: Sequence[Item], fn: Callable[[Item], Result], shard: Shard | None = None,

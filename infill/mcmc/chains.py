@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import torch
 
 from infill.config import DecodeConfig
+from infill.decoding.engine import beam_search
+from infill.decoding.letters import letter_masks, position_masks
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.decoding.pll import energy_terms, score_function, scored_positions
@@ -140,7 +142,6 @@ def _greedy(model: MaskedLM, ids: list[int], allow_special: bool,
             positions: list[int], slot_allowed: torch.Tensor | None = None) -> tuple[int, ...]:
     """Left-to-right greedy fill of ``positions``: beam size 1 with the standard scorer, each
     position taking only the tokens ``slot_allowed`` [n, V] lets it (None: any)."""
-    from infill.decoding.engine import beam_search
     hyps = beam_search(model, [ids], DecodeConfig(scorer="standard", order="left-to-right",
                                                   beam_size=1, allow_special=allow_special
                                                   ).search(), positions=[list(positions)],
@@ -332,7 +333,6 @@ def mh(model: MaskedLM, input_ids, positions: Sequence[int] | None = None,
     if len(set(positions)) != len(positions) or not 0 <= positions[0] <= positions[-1] < len(ids):
         raise InputError("gap positions must be distinct and inside the sequence")
     model.check_length(len(ids))
-    from infill.decoding.letters import position_masks
     run = Chains(model, ids, positions, o,
                  position_masks(model, letters, positions, o.allow_special))
     trace = [run.e.clone()]
@@ -418,7 +418,6 @@ def _letters_at(model: MaskedLM, enc, letters, allow_special: bool) -> dict | No
     """{encoding position: entry} of per-gap ``letters`` (checked against the gaps)."""
     if letters is None:
         return None
-    from infill.decoding.letters import letter_masks
     letter_masks(model, letters, enc.gaps, allow_special)        # the checks, one line each
     return {p: e for g, entry in zip(enc.gaps, letters) if entry is not None
             for p, e in zip(g, entry) if e is not None}
