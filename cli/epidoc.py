@@ -2,11 +2,15 @@
 decodes and writes; this module only prints)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from .errors import CLIError
+from .ranks import closing
+from infill.data.files import ensure_dir
+from infill.epigraphy import epidoc_output, leiden_output, restore_files
 
 FORMATS = ("epidoc", "leiden")
 """Output formats that only EpiDoc inputs have."""
@@ -16,10 +20,6 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
                out: str | None) -> None:
     """Restore every EpiDoc input with the fill ``request`` (its options left out take the
     model's recommendation, as for any fill) and print (or write into ``out``) each in ``fmt``."""
-    import json
-
-    from infill.epigraphy import epidoc_output, leiden_output, restore_files
-
     if out is not None and fmt not in FORMATS:
         raise CLIError("--out writes each file's --output-format epidoc / leiden into a folder; "
                        f"--output-format {fmt} prints")
@@ -44,7 +44,6 @@ def run_epidoc(lm, model_name: str, inputs, request, fmt: str, hide_supplied: bo
         else:
             _table(n, r)
     if failed:
-        from .ranks import closing
         closing(failed, len(results), "EpiDoc file", "restored")
 
 
@@ -60,7 +59,6 @@ def _emit(text: str, path: str, fmt: str, out: str | None) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
-    from infill.data.files import ensure_dir
     folder = ensure_dir(out, "--out folder")
     name = Path(path).stem + (".xml" if fmt == "epidoc" else ".txt")
     target = folder / name

@@ -3,14 +3,18 @@ name worded as the command's flags (``'beam_size'`` -> ``--beam-size``)."""
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import warnings
 
 import click
 
 from infill.errors import InfillError
+from infill.lazy import LazyModule
 
 from . import streams
+
+shlex = LazyModule("shlex")          # an error's hint only: not for --help
 
 
 class CLIError(click.ClickException):
@@ -64,8 +68,6 @@ def _one_line_warning():
 def dash_text_hint(e: click.UsageError, args=None) -> str:
     """For an unknown "option" that cannot be one (``- - -ος``, ``-ος``, ``---``: a Leiden text
     starting with a lost stretch), a hint that such a text goes after ``--``; else ""."""
-    import re
-    import shlex
     name = getattr(e, "option_name", None)
     if not isinstance(e, click.NoSuchOption) or re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9-]*", name):
         return ""

@@ -1,6 +1,7 @@
 """Reading the commands' inputs and writing their results (terminal, JSON Lines, FASTA)."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -9,7 +10,13 @@ from contextlib import contextmanager
 
 import click
 
+from . import status
+from infill.data.fasta import format_fasta
+from infill.errors import LongInputWarning
 from infill.jobs.inputs import Input, read_inputs
+from infill.lazy import LazyModule
+
+antibody = LazyModule("infill.models.antibody")   # its cache folder; torch, so on first use
 
 
 Record = Input
@@ -66,7 +73,6 @@ class LongInputs:
     @contextmanager
     def quiet():
         """Within: the library's LongInputWarning is not printed (the command's note says it)."""
-        from infill.api import LongInputWarning
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LongInputWarning)
             yield
@@ -77,8 +83,8 @@ def use_color() -> bool:
     colour), and never with NO_COLOR set (https://no-color.org)."""
     if os.environ.get("NO_COLOR"):
         return False
-    from click.utils import should_strip_ansi
-    return not should_strip_ansi(sys.stdout)
+    # read off click.utils at each call: click's test runner replaces it (color=True)
+    return not click.utils.should_strip_ansi(sys.stdout)
 
 
 def confidence_style(prob: float) -> dict:
@@ -136,24 +142,22 @@ LEGEND_AGAIN = "(shown once; --legend shows it again)"
 def legend_marker():
     """The file whose presence says the legend was shown: in infill's cache folder
     (``$INFILL_CACHE``, else ``$XDG_CACHE_HOME/infill``, else ``~/.cache/infill``)."""
-    from infill.models.antibody import cache_dir
-    return cache_dir() / "legend-shown"
+    return antibody.cache_dir() / "legend-shown"
 
 
 def write_legend(asked: bool) -> None:
     """:data:`TABLE_LEGEND` on stderr, wrapped: when ``asked`` (--legend), else on a terminal
     the first time ever (a marker file remembers it; unwritable: shown again next time)."""
-    from .status import interactive, wrap
     if not asked:
         marker = legend_marker()
-        if not interactive() or marker.exists():
+        if not status.interactive() or marker.exists():
             return
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
         except OSError:
             pass
-    click.echo("\n".join(wrap(f"{TABLE_LEGEND} {'' if asked else LEGEND_AGAIN}".strip())),
+    click.echo("\n".join(status.wrap(f"{TABLE_LEGEND} {'' if asked else LEGEND_AGAIN}".strip())),
                err=True)
 
 
@@ -221,13 +225,10 @@ def write_aligned(n: int, rec: Record, comps, color: bool, context: int = 12) ->
 
 
 def write_fasta(rec: Record, comps, model: str) -> None:
-    from infill.data.fasta import format_fasta
     for r, c in enumerate(comps, 1):
         click.echo(format_fasta(f"{rec.id}|rank={r}|score={c.score:.4f}|model={model}", c.text),
                    nl=False)
 
 
 def json_line(obj: dict) -> None:
-    import json
-
     click.echo(json.dumps(obj, ensure_ascii=False, allow_nan=False))

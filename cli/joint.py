@@ -22,7 +22,7 @@ from infill.progress import progress as progress_bar
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 json = LazyModule("json")
 parallel = LazyModule("infill.parallel")
-sharding = LazyModule("infill.jobs.sharding")
+sharding = LazyModule("infill.jobs.sharding")    # .load read uncached (.module): tests replace it
 metrics = LazyModule("infill.joint.metrics")
 
 
@@ -101,7 +101,8 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
     if out and text is None:               # fail before the work, not after it
         ensure_dir(out, "--out folder")
     shard = parallel.current()
-    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    lm = sharding.module.load(model, device, shard, dtype=dtype, quantize=quantize,
+                              compile=compile_model)
     if text is not None:
         return _one_text(lm, model, text, request, no_window, as_json)
     _metrics(lm, model, corpus, request, data_root, out, shard, progress, no_window, as_json)

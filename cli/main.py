@@ -9,6 +9,9 @@ import click
 from . import streams
 from infill._version import __version__
 from .errors import InfillGroup
+from infill.lazy import LazyModule
+
+parallel = LazyModule("infill.parallel")     # the exit under torchrun: after the command
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("bench:bench", "Benchmark infilling decoders on DATA."),
@@ -74,7 +77,6 @@ def cli_entry() -> None:
     """The ``infill`` executable: standard streams made safe (:func:`.streams.prepare`), the
     click group, one note if some characters could not be shown, then an exit that is safe
     under torchrun (:func:`infill.parallel.exit_process`)."""
-    from infill.parallel import exit_process
     streams.prepare()
     try:
         main(prog_name="infill")
@@ -86,7 +88,7 @@ def cli_entry() -> None:
     note = streams.lossy_note()
     if note is not None:
         click.echo(note, err=True)
-    exit_process(code)
+    parallel.exit_process(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

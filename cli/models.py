@@ -8,6 +8,13 @@ import click
 from .errors import InfillGroup, clean_errors
 from .options import json_option
 from .status import WIDTH, progress_option, wrap
+from infill.lazy import LazyModule
+from infill.progress import progress as progress_bar
+
+# On first use: `infill models --help` needs none of these.
+json = LazyModule("json")
+registry = LazyModule("infill.models.registry")
+defaults = LazyModule("infill.filling.defaults")
 
 
 @click.group(cls=InfillGroup, invoke_without_command=True)
@@ -21,12 +28,10 @@ def models(ctx, model, as_json):
     --model, describe that one model (architecture, alphabet, parameters)."""
     if ctx.invoked_subcommand is not None:
         return
-    import json
 
-    from infill.models.registry import describe_model, list_models
 
     if model is not None:
-        row = {**describe_model(model), **_defaults(model)}
+        row = {**registry.describe_model(model), **_defaults(model)}
         if as_json:
             click.echo(json.dumps(row, ensure_ascii=False))
         else:
@@ -36,7 +41,7 @@ def models(ctx, model, as_json):
                 click.echo("\n".join(wrap(f"{key}: {value}", "    ")))
         return
 
-    rows = list_models()
+    rows = registry.list_models()
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
@@ -46,8 +51,7 @@ def models(ctx, model, as_json):
 
 def _defaults(model: str) -> dict:
     """The decoding defaults the model records (``defaults.json``) and why, for its row."""
-    from infill.filling.defaults import recommendation
-    rec = recommendation(model)
+    rec = defaults.recommendation(model)
     if rec.source == "infill":
         return {}
     extra = {k: v for k, v in (("gap", rec.gap), ("length_score", rec.length_score),
@@ -80,13 +84,10 @@ def _size(row: dict) -> str:
 @clean_errors
 def download(names, progress):
     """Fetch and convert downloadable models (e.g. sapiens-vh) into infill's cache."""
-    from infill.models.registry import prepare
-    from infill.progress import progress as progress_bar
-
     with progress_bar(total=len(names), desc="download", unit="model", enabled=progress) as bar:
         for name in names:
             bar.set_postfix_str(name)
-            path = prepare(name)
+            path = registry.prepare(name)
             bar.clear()
             click.echo(f"{name}: ready in {path}")
             bar.update(1)

@@ -8,12 +8,21 @@ constructor arguments (sacrebleu's CLI-to-API mapping), so a command only adds w
 """
 from __future__ import annotations
 
+import math
+
 import click
 
+from .errors import CLIError
 from .status import progress_option  # --progress/--no-progress, one name everywhere
 
+from infill.errors import InfillError
 from infill.fields import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, spec_of
+from infill.lazy import LazyModule
 from infill.names import DTYPE_SPELLINGS
+
+# A gap length is read when one is given, not for --help.
+lengths = LazyModule("infill.decoding.lengths")
+fill_job = LazyModule("infill.jobs.fill")
 
 class FiniteFloat(click.FloatRange):
     """click's FloatRange, refusing nan and inf (which compare false with any bound)."""
@@ -21,7 +30,6 @@ class FiniteFloat(click.FloatRange):
     name = "float range"
 
     def convert(self, value, param, ctx):
-        import math
         rv = super().convert(value, param, ctx)
         if not math.isfinite(rv):
             self.fail(f"{value!r} is not a finite number", param, ctx)
@@ -88,7 +96,6 @@ class ListType(click.ParamType):
         self.kind = kind
 
     def convert(self, value, param, ctx):
-        from .errors import CLIError
         if isinstance(value, tuple):
             return value
         flag = param.opts[0] if param is not None else "the list"
@@ -176,12 +183,9 @@ class GapLengthType(click.ParamType):
     name = "N|LO-HI|word"
 
     def convert(self, value, param, ctx):
-        from infill.decoding.lengths import parse_length
-        from infill.errors import InfillError
-        from infill.jobs.fill import check_gap_text
         try:
-            check_gap_text(value)
-            return parse_length(value)
+            fill_job.check_gap_text(value)
+            return lengths.parse_length(value)
         except InfillError as e:
             self.fail(str(e), param, ctx)
 

@@ -6,6 +6,13 @@ from __future__ import annotations
 import click
 
 from .errors import CLIError
+from .ranks import closing
+from infill.lazy import LazyModule
+
+# On first use: `infill run --help` reads only the help texts below.
+json = LazyModule("json")
+epidoc_cli = LazyModule(f"{__package__}.epidoc")
+readings_job = LazyModule("infill.jobs.readings")
 
 READINGS_HELP = ("Score these readings of a lacuna instead of only searching: 'a|b|c' (one "
                  "--readings per lacuna of TEXT, in order); each reading's exact score under "
@@ -18,8 +25,6 @@ APP_READINGS_HELP = ("EpiDoc files: score the readings of each <app> (<lem>, <rd
 def run_readings(lm, model_name: str, records, readings: tuple[str, ...], request, fmt: str
                  ) -> None:
     """Score ``readings`` (one ``'a|b'`` per lacuna) in the one text of ``records``."""
-    from infill.jobs.readings import readings as score
-
     if fmt not in ("text", "json"):
         raise CLIError("--readings prints a table or --json (EpiDoc files: --app-readings "
                        "with --output-format epidoc)")
@@ -29,7 +34,7 @@ def run_readings(lm, model_name: str, records, readings: tuple[str, ...], reques
     rec = texts[0]
     if rec.error is not None or rec.text is None:
         raise CLIError(f"input {rec.id}: {rec.error}")
-    r = score(lm, rec.text, list(readings), request=request, name=model_name)
+    r = readings_job.readings(lm, rec.text, list(readings), request=request, name=model_name)
     r.id = rec.id
     for note in r.notes:
         click.echo(f"note: input {rec.id}: {note}", err=True)
@@ -68,7 +73,6 @@ def write_readings(n: int, title: str, r) -> None:
 
 
 def _json_line(obj: dict) -> None:
-    import json
     click.echo(json.dumps(obj, ensure_ascii=False, allow_nan=False))
 
 
@@ -80,16 +84,12 @@ def _num(v: float | None, width: int) -> str:
 def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | None) -> None:
     """Score the ``<app>`` readings of every EpiDoc input and print each (table, ``--json``,
     or the file with ``cert`` written: ``--output-format epidoc``)."""
-    from infill.jobs.readings import epidoc_readings, epidoc_readings_output
-
-    from .epidoc import _emit
-
     if fmt == "leiden":
         raise CLIError("--app-readings writes a table, --json or --output-format epidoc")
     if fmt == "epidoc" and len(inputs) > 1 and out is None:
         raise CLIError(f"--output-format epidoc with {len(inputs)} files needs --out FOLDER "
                        "(one output file each)")
-    results = epidoc_readings(lm, inputs, request=request, name=model_name)
+    results = readings_job.epidoc_readings(lm, inputs, request=request, name=model_name)
     failed = 0
     for n, r in enumerate(results, 1):
         for note in [*r.notes, *(r.result.notes if r.result else [])]:
@@ -102,9 +102,8 @@ def run_app_readings(lm, model_name: str, inputs, request, fmt: str, out: str | 
         elif r.error is not None:
             continue
         elif fmt == "epidoc":
-            _emit(epidoc_readings_output(r, model_name), r.path, fmt, out)
+            epidoc_cli._emit(readings_job.epidoc_readings_output(r, model_name), r.path, fmt, out)
         else:
             write_readings(n, f"{r.path}: {r.result.input}", r.result)
     if failed:
-        from .ranks import closing
         closing(failed, len(results), "EpiDoc file", "scored")

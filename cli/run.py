@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from .errors import CLIError, InfillCommand, clean_errors
-from .readings import APP_READINGS_HELP, READINGS_HELP
+from .ranks import finish
+from .readings import APP_READINGS_HELP, READINGS_HELP, run_app_readings, run_readings
 from .status import defaults_line, progress_option, say
 from .options import (GapLengthType, SafePath, deprecated, device_options,
                       field_option, input_option, json_option, model_option, no_window_option,
@@ -13,11 +14,16 @@ from .options import (GapLengthType, SafePath, deprecated, device_options,
 from infill.config import DecodeConfig
 from infill.data.files import check_text
 from infill.errors import WINDOWED
-from infill.jobs.fill import FillRequest
+from infill.jobs.fill import FillRequest, fill_inputs
 from infill.lazy import LazyModule
 from infill.names import SAMPLERS
+from infill.progress import progress as progress_bar
 
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
+epidoc_cli = LazyModule(f"{__package__}.epidoc")
+epigraphy = LazyModule("infill.epigraphy")
+parallel = LazyModule("infill.parallel")
+sharding = LazyModule("infill.jobs.sharding")    # .load read uncached (.module): tests replace it
 
 
 def _decode(name: str, *aliases: str, **overrides):
@@ -128,12 +134,7 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     infill run --model builtin:greek -- "- - -ος ἀνέθη[.]εν"
     infill run --model builtin:protein "MAKRVYFLAHGGQVQG???RYFTQKRASEYGLTGWCRNTDNNKVEGEAQ"
     """
-    from .ranks import finish
-    from infill.jobs.fill import fill_inputs
-    from infill.parallel import current
-    from infill.jobs.sharding import load
-
-    shard, fmt = current(), "json" if as_json else fmt
+    shard, fmt = parallel.current(), "json" if as_json else fmt
     request = FillRequest(config=decode_config(**params), window=not no_window,
                           **request_args(FillRequest, params))
     options = dict(dtype=dtype, quantize=quantize, compile=compile_model)
@@ -143,14 +144,14 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     _check_printing(epidoc is not None, bool(readings or app_readings), view, legend, progress,
                     fmt, allow_nonstandard)
     if readings or app_readings:
-        return _run_readings(texts, input_file, model, load(model, device, shard, **options),
+        return _run_readings(texts, input_file, model,
+                             sharding.module.load(model, device, shard, **options),
                              epidoc, readings, app_readings, request, fmt, out, hide_supplied)
     if epidoc is not None:
-        from .epidoc import run_epidoc
-        return run_epidoc(load(model, device, shard, **options), model, epidoc, request, fmt,
-                          hide_supplied, out)
+        return epidoc_cli.run_epidoc(sharding.module.load(model, device, shard, **options), model,
+                                     epidoc, request, fmt, hide_supplied, out)
     records = io.read_records(texts, input_file)
-    lm = load(model, device, shard, **options)
+    lm = sharding.module.load(model, device, shard, **options)
     job = fill_inputs(lm, records, request, name=model, shard=shard)
     say(defaults_line(job.defaults.ranked(job.ranks_lengths, job.reranks)))
     for input_id, warning in job.warnings:
@@ -163,7 +164,6 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
 def _run_readings(texts, input_file, model: str, lm, epidoc, readings, app_readings, request,
                   fmt: str, out, hide_supplied: bool) -> None:
     """--readings (typed, one text) or --app-readings (EpiDoc files' <app> readings)."""
-    from .readings import run_app_readings, run_readings
     if readings and app_readings:
         raise CLIError("give --readings (typed readings of one text) or --app-readings (an "
                        "EpiDoc file's <app> readings), not both")
@@ -209,10 +209,8 @@ def _check_printing(epidoc: bool, readings: bool, view: str, legend: bool, progr
 def _epidoc_inputs(texts, input_file, fmt: str, hide_supplied: bool, out):
     """The EpiDoc files the inputs name (None: not EpiDoc); the EpiDoc-only options refused for
     other inputs."""
-    from .epidoc import FORMATS
-    from infill.epigraphy import epidoc_paths
-    epidoc = epidoc_paths(texts, input_file)
-    if epidoc is None and (fmt in FORMATS or hide_supplied or out):
+    epidoc = epigraphy.epidoc_paths(texts, input_file)
+    if epidoc is None and (fmt in epidoc_cli.FORMATS or hide_supplied or out):
         raise CLIError("--output-format epidoc/leiden, --hide-supplied and --out are for EpiDoc "
                        "files (TEI XML) only")
     return epidoc
@@ -222,8 +220,6 @@ def _print_fills(job, fmt: str, view: str, long_inputs: io.LongInputs, progress,
                  legend: bool = False) -> int:
     """Print every input's fill as its batch is done (rank 0); the number that failed
     (``legend``: --legend)."""
-    from infill.progress import progress as progress_bar
-
     color = io.use_color()
     shown = progress if shard.main and len(job.batches()) > 1 else False
     bar = progress_bar(total=len(job.inputs), desc="run", unit="input", enabled=shown)

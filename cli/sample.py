@@ -17,7 +17,7 @@ from infill.requests import MAX_SWEEPS, RescoreRequest, SampleRequest
 io = LazyModule(f"{__package__}.io")      # read and printed when it runs, not for --help
 defaults = LazyModule("infill.filling.defaults")
 parallel = LazyModule("infill.parallel")
-sharding = LazyModule("infill.jobs.sharding")
+sharding = LazyModule("infill.jobs.sharding")    # .load read uncached (.module): tests replace it
 sample_job = LazyModule("infill.jobs.sample")
 rescore_job = LazyModule("infill.jobs.rescore")
 
@@ -91,7 +91,8 @@ def sample(texts, model, input_file, gap, marker, device, dtype, quantize, compi
     opts = SampleRequest(**request_args(SampleRequest, params))
     shard = parallel.current()
     records = io.read_records(texts, input_file)
-    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    lm = sharding.module.load(model, device, shard, dtype=dtype, quantize=quantize,
+                              compile=compile_model)
     gap, gap_note = defaults.fixed_gap(gap, lm)
     if gap_note and shard.main:
         say(gap_note)
@@ -178,7 +179,8 @@ def rescore(texts, model, input_file, energy, top_k, device, dtype, quantize, co
     """
     shard = parallel.current()
     records = io.read_records(tuple(texts), input_file, "text")
-    lm = sharding.load(model, device, shard, dtype=dtype, quantize=quantize, compile=compile_model)
+    lm = sharding.module.load(model, device, shard, dtype=dtype, quantize=quantize,
+                              compile=compile_model)
     long_inputs = io.LongInputs(
         lm, no_window, "each token scored in the longest context window centred on it")
     shown = progress if shard.main and len(records) > 1 else False

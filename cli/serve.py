@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from infill.errors import ConfigError
+from infill.lazy import LazyModule
 from infill.requests import ServeLimits
 from infill.serve.limits import Limits
 
@@ -10,6 +12,8 @@ from .errors import InfillCommand, clean_errors
 from .options import DEFAULT_MODEL, device_options, field_option
 
 LIMITS = Limits()          # the option defaults are the library's
+model_catalog = LazyModule("infill.serve.catalog")  # the models (torch): when it serves
+listen = LazyModule("infill.serve.listen")
 
 _SERVE_EXTRA = "infill serve needs FastAPI and uvicorn: pip install 'infill-mlm[serve]'"
 
@@ -54,22 +58,17 @@ def serve(host, allow_hosts, port, models, device, dtype, max_text, max_beam, ma
     infill serve
     infill serve --model builtin:greek --model builtin:english --port 8080
     """
-    from infill.errors import ConfigError
-    try:
+    try:                                      # optional: its absence is one clear line
         import uvicorn
 
         from infill.serve.app import create_app
     except ModuleNotFoundError as e:
         raise ConfigError(f"{_SERVE_EXTRA} ({e.name} is missing)") from None
-    from infill.serve.catalog import ModelCatalog
-    from infill.serve.limits import Limits
-
-    from infill.serve.listen import JsonErrorsH11Protocol, check_address
-    check_address(host, port)                 # before any model loads: a clean Error line
+    listen.check_address(host, port)                 # before any model loads: a clean Error line
     limits = Limits(max_text=max_text, max_beam=max_beam, max_top_k=max_top_k, max_gap=max_gap,
                     max_positions=max_positions, max_pending=max_pending, max_batch=max_batch,
                     batch_wait_ms=batch_wait_ms, max_wait_s=max_wait_s)
-    catalog = ModelCatalog(extra=models, device=device, dtype=dtype)
+    catalog = model_catalog.ModelCatalog(extra=models, device=device, dtype=dtype)
     for name in models or (DEFAULT_MODEL,):       # the default model is ready for the first request
         click.echo(f"note: loading {name} ...", err=True)
         catalog.get(name)
@@ -78,4 +77,4 @@ def serve(host, allow_hosts, port, models, device, dtype, max_text, max_beam, ma
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"Warning: serving on {host}: anyone who can reach it can use this machine's "
                    "CPU/GPU (the workbench has no authentication)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, http=JsonErrorsH11Protocol)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, http=listen.JsonErrorsH11Protocol)

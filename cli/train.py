@@ -6,13 +6,20 @@ and ``--dtype`` are the options every command shares, with the same names as the
 """
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import click
 
 from .errors import InfillCommand, clean_errors
 from .options import SafePath, data_option, field_option, json_option, request_args
 from .status import progress_option
 from infill.errors import InputError
+from infill.lazy import LazyModule
+from infill.training import default_corpus, run_training, train_request
 from infill.training.request import ModelOptions, TrainRequest
+
+json = LazyModule("json")                       # on first use: --help needs neither
+corpora = LazyModule("infill.data.corpora")
 
 CLI = {
     "out": dict(aliases=("-o",), type=SafePath(file_okay=False), required=True, default=None),
@@ -59,26 +66,20 @@ def train(family, corpus, data_root, as_json, **params):
     ../shared/data of a checkout). The final model in --out loads with `infill run --model DIR`
     / infill.load_model(DIR) for every family.
     """
-    from infill.training import default_corpus, run_training, train_request
-
     family = family.lower()
     request = train_request(family, **request_args(TrainRequest, params))
     model = ModelOptions(**request_args(ModelOptions, params))
     if corpus is None:
         corpus = default_corpus(family, data_root)
         if corpus is None:
-            from infill.data.corpora import CORPORA, corpus_hint, data_root as root_of, \
-                resolve_corpus
-            if family in CORPORA and root_of(data_root) is not None:
-                resolve_corpus(family, data_root)   # raises: which file is missing, how to get it
+            if family in corpora.CORPORA and corpora.data_root(data_root) is not None:
+                corpora.resolve_corpus(family, data_root)   # raises: which file is missing, how
             raise InputError(f"no CORPUS given and the {family} corpus was not found: give the "
                              "file, or --data-dir DIR (or INFILL_DATA=DIR) holding the corpora; "
-                             f"{corpus_hint(family)}")
+                             f"{corpora.corpus_hint(family)}")
     result = run_training(family, corpus if isinstance(corpus, tuple) else str(corpus), request,
                           model)
     if as_json:
-        import json
-        from dataclasses import asdict
         click.echo(json.dumps({k: v for k, v in asdict(result).items() if k != "history"}))
         return
     click.echo(f"trained {family} model: {result.step} steps ({result.stopped}), "
