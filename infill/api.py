@@ -24,6 +24,7 @@ from infill.filling.results import Completion, FillResult, Position, complete
 from infill.filling.tokens import decode
 from infill.models import load_model as _load_model
 from infill.models.base import MaskedLM
+from infill.models.hf import wrap_hf as _wrap_hf
 
 __all__ = ["Completion", "DecodeConfig", "FillRequest", "FillResult", "LongInputWarning",
            "Position", "complete", "decode", "fill", "fill_each", "fill_resolved",
@@ -46,8 +47,7 @@ def load_model(name_or_path: str, device: str | None = None, dtype: str | None =
 
 def wrap_hf(model, tokenizer) -> MaskedLM:
     """Use an already loaded Hugging Face masked LM + tokenizer."""
-    from infill.models.hf import wrap_hf as _wrap
-    return _wrap(model, tokenizer)
+    return _wrap_hf(model, tokenizer)
 
 
 def _request(request: FillRequest | None, gap, top_k, options: dict) -> FillRequest:

@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from infill.errors import ConfigError
+from infill.errors import ConfigError, InputError
+from infill.lazy import LazyModule
+
+infill_text = LazyModule("infill.text")     # a value's check, not for --help
 
 __all__ = ["Spec", "option", "spec_of", "described", "Request", "check_seed", "seed_option",
            "MAX_SEED", "MAX_TEMPERATURE", "MIN_TEMPERATURE", "MAX_BATCH_SIZE", "AG_MAX_ITERATIONS",
@@ -129,10 +132,8 @@ class Spec:
 def _check_unicode(value: str, name: str) -> None:
     """ConfigError naming the field when ``value`` holds bytes that were not UTF-8 (surrogate
     escapes of a command-line argument) or an unpaired surrogate."""
-    from infill.errors import InputError
-    from infill.text import check_text
     try:
-        check_text(value, f"'{name}'")
+        infill_text.check_text(value, f"'{name}'")
     except InputError as e:
         raise ConfigError(str(e), field=name) from None
 

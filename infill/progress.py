@@ -15,6 +15,10 @@ from __future__ import annotations
 import sys
 from contextvars import ContextVar
 
+from infill.lazy import LazyModule
+
+tqdm = LazyModule("tqdm")                  # the bar, when one is made: not for --help
+
 __all__ = ["choose", "follow", "interactive", "progress", "show"]
 
 _CHOSEN: ContextVar[bool | None] = ContextVar("infill_progress", default=None)
@@ -50,10 +54,9 @@ def progress(iterable=None, total: int | None = None, desc: str = "", unit: str 
     ``enabled`` as in :func:`show`. Use it as a context manager or close it; when hidden it is
     still a bar whose ``update(n)`` does nothing, so jobs need no branch. ``leave=False``: the
     bar is wiped when done (a step inside a job)."""
-    from tqdm import tqdm
-    return tqdm(iterable, total=total, desc=desc, unit=unit, initial=initial,
-                disable=not show(enabled), file=sys.stderr, leave=leave, dynamic_ncols=True,
-                mininterval=0.5)
+    return tqdm.tqdm(iterable, total=total, desc=desc, unit=unit, initial=initial,
+                     disable=not show(enabled), file=sys.stderr, leave=leave,
+                     dynamic_ncols=True, mininterval=0.5)
 
 
 def follow(bar):

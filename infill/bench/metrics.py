@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections import defaultdict
 from collections.abc import Sequence
 
 from infill.errors import MetricUnavailable
+from infill.lazy import LazyModule, torch
+from infill.models.encoder import load_encoder, refuse_custom_code
+
+# The metrics' own libraries, on first use (a missing one leaves its column out, said once).
+sacrebleu_metrics = LazyModule("sacrebleu.metrics")
+bert_score_utils = LazyModule("bert_score.utils")
 
 DEFAULT_KS = (1, 5, 10, 20)
 
@@ -44,9 +51,8 @@ def sentence_bleu(hyp: Sequence[int], gold: Sequence[int]) -> float:
 
     BLEU-n with n = min(4, gap length); sacrebleu's default 'exp' smoothing.
     """
-    from sacrebleu.metrics import BLEU
-
-    metric = BLEU(tokenize="none", max_ngram_order=bleu_order(len(gold)), effective_order=True)
+    metric = sacrebleu_metrics.BLEU(tokenize="none", max_ngram_order=bleu_order(len(gold)),
+                                    effective_order=True)
     return float(metric.sentence_score(_words(hyp), [_words(gold)]).score)
 
 
@@ -55,12 +61,10 @@ def corpus_bleu(hyps: Sequence[Sequence[int]], golds: Sequence[Sequence[int]]) -
 
     BLEU-n with n = min(4, shortest gold span), so a table column of n-token gaps uses BLEU-n.
     """
-    from sacrebleu.metrics import BLEU
-
     if not hyps:
         return float("nan")
     order = bleu_order(min(len(g) for g in golds))
-    metric = BLEU(tokenize="none", max_ngram_order=order)
+    metric = sacrebleu_metrics.BLEU(tokenize="none", max_ngram_order=order)
     return float(metric.corpus_score([_words(h) for h in hyps], [[_words(g) for g in golds]]).score)
 
 
@@ -81,8 +85,6 @@ class BertScore:
     @classmethod
     def load(cls, model: str, num_layers: int | None = None,
              device: str | None = None) -> "BertScore | None":
-        from infill.models.encoder import load_encoder, refuse_custom_code
-
         refuse_custom_code(model, "BERTScore scorer")
         device = device or "cpu"
         try:
@@ -98,26 +100,21 @@ class BertScore:
 
     def f1(self, cands: Sequence[str], refs: Sequence[str]) -> list[float]:
         """bert-score's F1 of each candidate against its reference (no idf weights)."""
-        from collections import defaultdict
-
-        from bert_score.utils import bert_cos_score_idf
-
         if not cands:
             return []
         idf = defaultdict(lambda: 1.0)
         idf[self.tokenizer.sep_token_id] = idf[self.tokenizer.cls_token_id] = 0
-        scores = bert_cos_score_idf(self.net, list(refs), list(cands), self.tokenizer, idf,
-                                    batch_size=64, device=self.device)
+        scores = bert_score_utils.bert_cos_score_idf(self.net, list(refs), list(cands),
+                                                     self.tokenizer, idf, batch_size=64,
+                                                     device=self.device)
         return [float(x) for x in scores[..., 2].cpu()]
 
 
 def _scorer_layers(model: str, config, num_layers: int | None) -> int:
     """The layer whose hidden states are scored: ``num_layers``, else bert-score's tuned layer
     for the model's name, else the last one; ValueError beyond the network's layers."""
-    from bert_score.utils import model2layers
-
     top = getattr(config, "num_hidden_layers", None) or getattr(config, "num_layers", None)
-    layers = num_layers or model2layers.get(model) or top
+    layers = num_layers or bert_score_utils.model2layers.get(model) or top
     if not layers or (top and layers > top):
         raise ValueError(f"layer {layers} of a scorer with {top} layers")
     return int(layers)
@@ -135,8 +132,6 @@ def _cap_length(tokenizer, config) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _hidden_layer_class():
-    import torch
-
     class HiddenLayer(torch.nn.Module):
         """A network answering bert-score's calls with its hidden states after ``layer`` layers
         (what bert-score reads from a network it cuts to that many layers)."""

@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from infill.api import fill
 from infill.bench.gaps import derive_seed
 from infill.models.base import MaskedLM
 
@@ -74,8 +75,6 @@ def score_word_gaps(model: MaskedLM, gaps: list[WordGap], scorer: str, order: st
     """Fill every gap and score it. Returns ``{"n", "top1", "top5", "one_piece", "rows"}``
     (percentages; ``one_piece``: share of hidden words that are one token of the model;
     ``rows``: per gap the line, word, pieces and the first ``top_k`` fills)."""
-    from infill.api import fill
-
     by_len: dict[int, list[int]] = defaultdict(list)
     for j, g in enumerate(gaps):
         by_len[word_pieces(model, g.word)].append(j)

@@ -34,6 +34,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from infill.errors import ConfigError
+from infill.lazy import LazyModule
+
+# The model's side (torch), on first use.
+base = LazyModule("infill.models.base")
+aeneas_model = LazyModule("infill.models.aeneas")
 
 __all__ = ["RestoreOptions", "Restoration", "restore", "UNKNOWN_MAX"]
 
@@ -273,9 +278,8 @@ def _step_log_probs(model, beam: list[_Hyp], temperature: float
                     ) -> tuple[np.ndarray, np.ndarray]:
     """One forward pass over the beam (right-padded): ([H, P, V], [H, P, 2]) float32 numpy
     log-probabilities at each hypothesis' open positions."""
-    from infill.models.base import pad_batch
-    ids, keep = pad_batch([h.ids.tolist() for h in beam], model.pad_id)
-    pos, _ = pad_batch([h.open.tolist() for h in beam], 0)
+    ids, keep = base.pad_batch([h.ids.tolist() for h in beam], model.pad_id)
+    pos, _ = base.pad_batch([h.open.tolist() for h in beam], 0)
     lm, lu = model.restoration_log_probs(ids, keep, pos, temperature)
     return lm.cpu().numpy(), lu.cpu().numpy()
 
@@ -304,12 +308,12 @@ def restore(model, ids: list[int], positions: list[int], gaps: list[int],
     ``model`` gives :meth:`restoration_log_probs` (an Aeneas adapter), ``pad_id``,
     ``max_length`` and its ids of space, ``-`` and ``_`` (``SPACE``, ``MISSING``,
     ``UNKNOWN_LENGTH`` of :mod:`infill.models.aeneas`)."""
-    from infill.models.aeneas import MISSING, SPACE, UNKNOWN_LENGTH
-    codes = {"space": SPACE, "missing": MISSING, "lacuna": UNKNOWN_LENGTH}
+    codes = {"space": aeneas_model.SPACE, "missing": aeneas_model.MISSING,
+             "lacuna": aeneas_model.UNKNOWN_LENGTH}
     arr = np.asarray(ids, dtype=np.int64)
     order = np.argsort(positions, kind="stable")
     opened = np.asarray(positions, dtype=np.int64)[order]
-    lacunae = int((arr[opened] == UNKNOWN_LENGTH).sum())
+    lacunae = int((arr[opened] == aeneas_model.UNKNOWN_LENGTH).sum())
     max_len = min(len(arr) - lacunae + options.unknown_max, model.max_length)
     pw = _powers(max(max_len, len(arr)) + 2)
     cands = np.asarray(model.letters.candidates, dtype=np.int64)

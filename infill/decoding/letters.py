@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from infill.lazy import torch
 
+from infill.data.greek import Alphabet, normalize
 from infill.data.letters import check_letters, entry_tokens
 from infill.errors import InputError
 
@@ -49,7 +50,6 @@ def _spellings(model, token: str) -> list[str]:
     out = [token]
     alphabet = getattr(model, "alphabet", None)
     if alphabet is not None and len(token) == 1:
-        from infill.data.greek import Alphabet, normalize
         kw = {"alphabet": alphabet} if isinstance(alphabet, Alphabet) else {}
         norm = normalize(token, symbols=False, **kw)
         if len(norm) == 1 and norm != token:

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 
 from infill.errors import ConfigError, InfillError
 from infill.filling.results import Completion, FillResult, Position
+from infill.lazy import LazyModule
+
+aeneas_search = LazyModule("infill.decoding.aeneas")     # the model's own search, on first use
 
 __all__ = ["applies", "fill_own"]
 
@@ -50,13 +53,12 @@ def fill_own(model, texts: Sequence[str], request, results: list[FillResult],
              _raise: bool = False) -> list[FillResult]:
     """``results`` (one per text) filled by the model's own search; an input that cannot be
     restored gets its error (``_raise``: the first raises)."""
-    from infill.decoding.aeneas import RestoreOptions, restore
     _check(request)
     config = request.config
     tempered = {} if config.temperature is None else {"temperature": config.temperature}
-    options = RestoreOptions(beam_width=config.beam_size, unknown_max=config.unknown_max_length,
-                             length_penalty=config.length_penalty, keep=config.dedup_keep,
-                             **tempered)
+    options = aeneas_search.RestoreOptions(
+        beam_width=config.beam_size, unknown_max=config.unknown_max_length,
+        length_penalty=config.length_penalty, keep=config.dedup_keep, **tempered)
     for result, text in zip(results, texts):
         try:
             ids, positions, gaps = model.restore_input(text, request.gap, request.marker)
@@ -65,7 +67,7 @@ def fill_own(model, texts: Sequence[str], request, results: list[FillResult],
                 raise
             result.error, result.error_field = e.message(), e.field
             continue
-        found, _ = restore(model, ids, positions, gaps, options)
+        found, _ = aeneas_search.restore(model, ids, positions, gaps, options)
         result.notes = [NOTE]
         result.completions = [_completion(model, r) for r in found[:request.top_k]]
     return results

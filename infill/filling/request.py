@@ -14,7 +14,10 @@ from infill.config import DecodeConfig
 from infill.errors import ConfigError, InputError
 from infill.fields import MAX_BATCH_SIZE, Request, option
 from infill.data.letters import check_letters
+from infill.lazy import LazyModule
 from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
+
+lengths = LazyModule("infill.decoding.lengths")       # read when given: not for --help
 
 __all__ = ["FillRequest", "MAX_GAP_DIGITS", "NOT_FOR", "UNSET", "check_applies",
            "check_gap_text", "check_ranking", "given_ranking", "unknown_span"]
@@ -151,11 +154,11 @@ def unknown_span(value) -> tuple[int, int] | None:
     or N); None when not given; InputError naming the field for anything else."""
     if value is None:
         return None
-    from infill.decoding.lengths import one_length
 
     bad = isinstance(value, bool) or not isinstance(value, (int, str, tuple, list))
     try:
-        length = None if bad else one_length(tuple(value) if isinstance(value, list) else value)
+        length = None if bad else lengths.one_length(tuple(value) if isinstance(value, list)
+                                                     else value)
     except InputError as e:
         raise InputError(f"unknown_lengths: {e.message()}", field="unknown_lengths") from None
     if isinstance(length, int) and length >= 1:

@@ -43,11 +43,18 @@ from pathlib import Path
 
 import torch
 
+from infill._version import __version__ as infill_version
 from infill.data.files import read_json, read_torch_file
 from infill.errors import ConfigError, InputError, ModelLoadError
+from infill.lazy import LazyModule
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.hf import check_config_sizes, check_model_files
 from infill.models.protein import STANDARD_AA, ProteinMLM
+
+# On first use: transformers takes seconds to import (the registry lists these models without).
+transformers = LazyModule("transformers")
+hf_logging = LazyModule("transformers.utils.logging")
+tokenizers = LazyModule("tokenizers")
 
 __all__ = [
     "ANTIBODY_MODELS",
@@ -283,28 +290,24 @@ def download(name: str, cache: str | Path | None = None) -> Path:
 def residue_tokenizer(vocab: list[str], specials: dict[str, str], max_length: int):
     """A fast tokenizer with one token per residue (spaces optional), special tokens kept whole,
     ``cls ... eos`` added around each sequence; decoding joins residues without spaces."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
     ids = {t: i for i, t in enumerate(vocab)}
-    tok = Tokenizer(models.WordLevel(ids, unk_token=specials["unk"]))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
-                                                 pre_tokenizers.Split(Regex("."), behavior="isolated")])
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(ids, unk_token=specials["unk"]))
+    split = tokenizers.pre_tokenizers
+    tok.pre_tokenizer = split.Sequence([split.WhitespaceSplit(),
+                                        split.Split(tokenizers.Regex("."), behavior="isolated")])
     cls, eos = specials["cls"], specials["eos"]
-    tok.post_processor = processors.TemplateProcessing(
+    tok.post_processor = tokenizers.processors.TemplateProcessing(
         single=f"{cls} $A {eos}", pair=f"{cls} $A {eos} $B:1 {eos}:1",
         special_tokens=[(cls, ids[cls]), (eos, ids[eos])])
-    tok.decoder = decoders.Fuse()
+    tok.decoder = tokenizers.decoders.Fuse()
     kwargs = {"cls_token": cls, "sep_token": eos, "pad_token": specials["pad"], "unk_token": specials["unk"],
               "mask_token": specials["mask"], "model_max_length": max_length}
     if cls.startswith("<"):  # fairseq style: <s> ... </s> are also bos/eos
         kwargs.update(bos_token=cls, eos_token=eos)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, **kwargs)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, **kwargs)
 
 
 def _build_antiberty(spec: AntibodyModel, weights: Path):
-    from transformers import BertConfig, BertForMaskedLM
-
     folder = weights.parent
     vocab_path = folder.parent / "vocab.txt"
     vocab = vocab_path.read_text().split()
@@ -315,12 +318,12 @@ def _build_antiberty(spec: AntibodyModel, weights: Path):
         raise ModelLoadError(f"{folder / 'config.json'}: not a model configuration")
     check_config_sizes(raw, str(folder / "config.json"))
     drop = {"architectures", "_name_or_path", "transformers_version", "gradient_checkpointing"}
-    config = BertConfig(**{k: v for k, v in raw.items() if k not in drop})
+    config = transformers.BertConfig(**{k: v for k, v in raw.items() if k not in drop})
     config.architectures = ["BertForMaskedLM"]
     if config.vocab_size != len(vocab):
         raise ModelLoadError(f"AntiBERTy config has vocab_size {config.vocab_size}, vocab.txt {len(vocab)}")
     state = read_torch_file(weights, "checkpoint")
-    model = BertForMaskedLM(config)
+    model = transformers.BertForMaskedLM(config)
     wanted = model.state_dict()
     missing = [k for k in wanted if k not in state]
     if missing:
@@ -359,8 +362,6 @@ def fairseq_roberta_state(fairseq_state: dict, num_layers: int) -> dict:
 
 
 def _build_fairseq_roberta(spec: AntibodyModel, weights: Path):
-    from transformers import RobertaConfig, RobertaForMaskedLM
-
     ck = read_torch_file(weights, "checkpoint", allow=(argparse.Namespace,))
     if not isinstance(ck, dict) or "model" not in ck or "args" not in ck:
         raise ModelLoadError(f"{weights} is not a fairseq checkpoint (no 'model'/'args' entries)")
@@ -375,7 +376,7 @@ def _build_fairseq_roberta(spec: AntibodyModel, weights: Path):
     if _FAIRSEQ_ENCODER + "segment_embeddings.weight" in state:
         raise ModelLoadError(f"{weights}: segment embeddings are not supported")
     n_pos = state[_FAIRSEQ_ENCODER + "embed_positions.weight"].shape[0]
-    config = RobertaConfig(
+    config = transformers.RobertaConfig(
         vocab_size=emb.shape[0], hidden_size=args.encoder_embed_dim,
         num_hidden_layers=args.encoder_layers, num_attention_heads=args.encoder_attention_heads,
         intermediate_size=args.encoder_ffn_embed_dim, hidden_act="gelu",
@@ -385,7 +386,7 @@ def _build_fairseq_roberta(spec: AntibodyModel, weights: Path):
         eos_token_id=FAIRSEQ_VOCAB.index("</s>"), position_embedding_type="absolute",
         tie_word_embeddings=bool(torch.equal(state["decoder.lm_head.weight"], emb)),
         architectures=["RobertaForMaskedLM"])
-    model = RobertaForMaskedLM(config)
+    model = transformers.RobertaForMaskedLM(config)
     mapped = fairseq_roberta_state(state, args.encoder_layers)
     wanted = model.state_dict()
     missing = [k for k in wanted if k not in mapped]
@@ -432,9 +433,6 @@ def convert(name: str, cache: str | Path | None = None, force: bool = False) -> 
     a temporary folder next to the final one and renamed into place, so a crash never leaves a
     half-written model. ``force`` reconverts.
     """
-    from transformers import __version__ as transformers_version
-    from transformers.utils import logging as hf_logging
-
     spec = _spec(name)
     root = Path(cache).expanduser() if cache is not None else cache_dir()
     out = root / spec.name
@@ -458,12 +456,11 @@ def convert(name: str, cache: str | Path | None = None, force: bool = False) -> 
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         _portable_tokenizer_config(tmp / "tokenizer_config.json")
-        from infill._version import __version__ as infill_version
         meta = {"format": META_FORMAT, "name": spec.name, "source": spec.requirement,
                 "member": spec.member, "source_sha256": spec.sha256, "license": spec.license,
                 "description": spec.description, "chain": spec.chain,
                 "converted_with": {"infill": infill_version, "torch": torch.__version__,
-                                   "transformers": transformers_version}}
+                                   "transformers": transformers.__version__}}
         (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         _make_readable(tmp)
         _swap_into_place(tmp, out)
@@ -570,14 +567,12 @@ def load_antibody(name: str, device=None, dtype=None, allow_nonstandard: bool = 
                                  f"({', '.join(ANTIBODY_MODELS)}) nor a directory converted by infill")
     meta = _read_meta(folder) or {}
     check_model_files(str(folder))       # the sizes its config.json declares, before building
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
-        model = AutoModelForMaskedLM.from_pretrained(str(folder), weights_only=True,
-                                                     trust_remote_code=False)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+        model = transformers.AutoModelForMaskedLM.from_pretrained(
+            str(folder), weights_only=True, trust_remote_code=False)
     except Exception as e:  # noqa: BLE001 - corrupt cache, missing files
         raise ModelLoadError(f"cannot load the converted model {str(folder)!r} ({_first_line(e)}); "
                              f"delete it to convert again") from None

@@ -124,7 +124,6 @@ class MaskedLM(ABC):
 
         Optional: needed only by methods defined on raw logits (MRF-L, E_raw).
         """
-        from infill.errors import ConfigError
         raise ConfigError(f"model {self.name!r} does not expose unnormalized logits")
 
     # ---- text <-> ids ---------------------------------------------------------------------

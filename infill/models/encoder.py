@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infill.data.files import read_json
 from infill.errors import ModelLoadError
+from infill.lazy import LazyModule
+
+# On first use: transformers takes seconds to import, the hub adapter imports torch.
+transformers = LazyModule("transformers")
+hf_logging = LazyModule("transformers.utils.logging")
+configuration_auto = LazyModule("transformers.models.auto.configuration_auto")
+hf = LazyModule("infill.models.hf")
 
 __all__ = ["load_encoder", "refuse_custom_code"]
 
@@ -38,7 +46,6 @@ def refuse_custom_code(name_or_path: str, what: str = "model") -> None:
 
 def _config(path: Path) -> dict:
     """A folder's JSON configuration file ({} when there is none)."""
-    from infill.data.files import read_json
     if not path.is_file():
         return {}
     config = read_json(path, "model configuration", ModelLoadError)
@@ -49,26 +56,23 @@ def _config(path: Path) -> dict:
 
 def _known_type(kind) -> bool:
     """Whether transformers has a configuration class of its own for ``model_type`` ``kind``."""
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-    return isinstance(kind, str) and kind in CONFIG_MAPPING_NAMES
+    return isinstance(kind, str) and kind in configuration_auto.CONFIG_MAPPING_NAMES
 
 
 def load_encoder(name_or_path: str, device: str | None = None, use_fast: bool = False):
     """(network, tokenizer) of a Hugging Face model by local folder or hub id, on ``device``
     (default cpu), in eval mode; the encoder of an encoder-decoder. Refuses a folder's own code
     (:func:`refuse_custom_code`); raises what transformers raises when it cannot load."""
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     name = str(name_or_path)
     refuse_custom_code(name)
 
     def load(**kw):
-        return (AutoModel.from_pretrained(name, weights_only=True, trust_remote_code=False, **kw),
-                AutoTokenizer.from_pretrained(name, use_fast=use_fast, trust_remote_code=False,
-                                              **kw))
+        return (transformers.AutoModel.from_pretrained(name, weights_only=True,
+                                                       trust_remote_code=False, **kw),
+                transformers.AutoTokenizer.from_pretrained(name, use_fast=use_fast,
+                                                           trust_remote_code=False, **kw))
 
     if Path(name).expanduser().is_dir():
         net, tokenizer = load()
@@ -81,13 +85,12 @@ def load_encoder(name_or_path: str, device: str | None = None, use_fast: bool = 
 
 def _from_hub(name: str, load):
     """``load()`` of a hub id: from the local cache, else from the hub if it answers at once."""
-    from infill.models.hf import hub_reachable
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ModelLoadError(f"no such model folder: {name!r}")
     try:
         return load(local_files_only=True)
     except OSError:
-        if not hub_reachable():
+        if not hf.hub_reachable():
             raise ModelLoadError(f"model {name!r} is not in the local Hugging Face cache and the "
                                  "hub is not reachable from here") from None
     return load()

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from infill.data.pickles import read_pickle_file
 from infill.errors import ConfigError, ModelLoadError
 
 __all__ = ["LayerNorm", "read_checkpoint", "kind_of", "flatten", "checked_params", "short",
@@ -106,8 +107,6 @@ def kind_of(ckpt, where: str) -> str:
 def read_checkpoint(path: str | Path) -> tuple[str, dict]:
     """(``"ithaca"`` | ``"aeneas"``, the unpickled dict) of a ``.pkl`` checkpoint, read once with
     the restricted unpickler."""
-    from infill.data.pickles import read_pickle_file
-
     ckpt = read_pickle_file(path, WHAT)
     return kind_of(ckpt, f"{str(path)!r}"), ckpt
 

@@ -42,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 from torch import nn
 from torch.nn import functional as F
 
@@ -49,7 +51,8 @@ from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
-from infill.models.flax_checkpoint import LayerNorm, checked_params, size, torch_weights
+from infill.models.flax_checkpoint import (LayerNorm, checked_params, read_checkpoint, size,
+                                           torch_weights)
 from infill.models.flax_checkpoint import short as _short
 
 __all__ = ["ALPHABET", "IthacaConfig", "IthacaNet", "IthacaMaskedLM", "prepare", "load_ithaca",
@@ -436,8 +439,6 @@ def _read_checkpoint(path: str | Path, ckpt: dict | None = None
                      ) -> tuple[IthacaConfig, dict, list[str]]:
     """(config, flat restoration params, words) of an Ithaca pickle (``ckpt``: the file already
     unpickled), every shape checked."""
-    from infill.models.flax_checkpoint import read_checkpoint
-
     where = f"Ithaca checkpoint {str(path)!r}"
     if ckpt is None:
         _, ckpt = read_checkpoint(path)
@@ -490,8 +491,6 @@ def describe_checkpoint(path: str | Path, ckpt: dict | None = None) -> dict:
 def save_ithaca(net: IthacaNet, path: str | Path, dtype: torch.dtype = torch.float32,
                 extra: dict | None = None) -> Path:
     """Write ``ithaca.json`` (format, config, words) + ``model.safetensors`` into ``path``."""
-    from safetensors.torch import save_file
-
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().to("cpu", dtype).contiguous() for k, v in net.state_dict().items()}
@@ -504,8 +503,6 @@ def save_ithaca(net: IthacaNet, path: str | Path, dtype: torch.dtype = torch.flo
 
 def _check_shapes(weights: Path, config: IthacaConfig) -> None:
     """The tensors in ``weights`` (read from its header) are exactly those ``config`` implies."""
-    from safetensors import safe_open
-
     with torch.device("meta"):
         want = {k: tuple(v.shape) for k, v in IthacaNet(config, []).state_dict().items()}
     with safe_open(str(weights), "pt") as f:
@@ -518,8 +515,6 @@ def _check_shapes(weights: Path, config: IthacaConfig) -> None:
 
 def load_ithaca(path: str | Path, device=None, dtype=None, **options) -> "IthacaMaskedLM":
     """Load a directory written by :func:`save_ithaca` (what :func:`infill.load_model` calls)."""
-    from safetensors.torch import load_file
-
     if options:
         raise ConfigError(f"option(s) {', '.join(sorted(options))} do not apply to Ithaca model "
                           f"{str(path)!r}")

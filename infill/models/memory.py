@@ -61,6 +61,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
 
 from infill.errors import ModelLoadError
 
@@ -191,8 +193,6 @@ class CorpusMemory:
         return out
 
     def save(self, path: Path) -> None:
-        from safetensors.numpy import save_file
-
         if self.key_bits == 48:             # 6 bytes a key on disk
             keys = {"keys_hi": (self.keys >> np.uint64(16)).astype(np.uint32),
                     "keys_lo": (self.keys & np.uint64(0xFFFF)).astype(np.uint16)}
@@ -369,8 +369,6 @@ def _counted(memory: CorpusMemory, keys: np.ndarray, tokens: np.ndarray) -> Corp
 
 def load_memory(path: Path, vocab_size: int, n_input_ids: int) -> CorpusMemory:
     """Read ``memory.safetensors`` (no pickle), checked against the model it sits beside."""
-    from safetensors import SafetensorError, safe_open
-
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}

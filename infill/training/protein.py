@@ -16,10 +16,13 @@ from torch import nn
 
 from infill.data.examples import protein_examples
 from infill.errors import ConfigError
+from infill.lazy import LazyModule
 from infill.data.residues import NONSTANDARD_AA, STANDARD_AA
 from infill.models.esm import esm2_hidden, save_fair_esm
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
+
+esm = LazyModule("esm")                          # fair-esm, on first use
 
 ARTIFACT = "esm2_protein.pt"
 """File name of the trained model in the output directory (``infill.load_model`` reads it)."""
@@ -47,7 +50,6 @@ class ProteinFamily(Family):
         if min(layers, hidden, heads) < 1 or max_length < 3:
             raise ConfigError("need 'layers' >= 1 and 'max_length' >= 3",
                               field=("layers", "max_length"))
-        import esm
         self.alphabet = esm.data.Alphabet.from_architecture("ESM-1b")
         self.layers, self.hidden, self.heads = layers, hidden, heads
         self.max_length, self.token_dropout = max_length, token_dropout
@@ -75,7 +77,6 @@ class ProteinFamily(Family):
         return transformer_parameters(self.layers, self.hidden, 4 * self.hidden, 2 * 33)
 
     def build_model(self) -> nn.Module:
-        import esm
         return esm.ESM2(num_layers=self.layers, embed_dim=self.hidden, attention_heads=self.heads,
                         alphabet=self.alphabet, token_dropout=self.token_dropout)
 
