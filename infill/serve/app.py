@@ -42,10 +42,15 @@ from starlette.requests import ClientDisconnect
 
 from infill.config import ORDERS, SCORERS
 from infill.errors import InfillError, InputError
+from infill.serve import epidoc as epidoc_route     # its names read at each request (tests
+                                                    # replace epidoc_job)
 from infill.serve.catalog import ModelCatalog
+from infill.serve.check import check_answer, parse_check
 from infill.serve.guard import WILDCARDS, LocalOnly, host_names
 from infill.filling.results import FillResult
 from infill.serve.limits import ClientGone, Limits, QueueTimeout, ServerBusy, TooLarge
+from infill.serve.readings import parse_readings_body, readings_answer
+from infill.serve.records import fill_records
 from infill.serve.schema import FillBody, build_job, parse_request
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
@@ -267,7 +272,6 @@ def _decode(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: 
     async def fill(request: Request) -> Response:
         req = parse_request(await read_body(request, limits.max_body))
         if req.record == "all":             # every FASTA record: one entry per record
-            from infill.serve.records import fill_records
             return json_response(await fill_records(
                 req, catalog, limits, default_model, worker,
                 lambda fut: await_result(request, fut, limits.max_wait_s)))
@@ -282,22 +286,21 @@ def _decode(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: 
 
     @app.post("/api/epidoc")
     async def epidoc(request: Request) -> Response:
-        from infill.serve.epidoc import epidoc_answer, epidoc_job, parse_epidoc
-        req = parse_epidoc(await read_body(request, limits.max_body))
-        job, res = await off_loop(request, epidoc_job, req, catalog, limits, default_model)
+        req = epidoc_route.parse_epidoc(await read_body(request, limits.max_body))
+        job, res = await off_loop(request, epidoc_route.epidoc_job, req, catalog, limits,
+                                  default_model)
         result = None if job is None else \
             await await_result(request, worker.submit(job), limits.max_wait_s)
         if result is not None and result.error is not None:
             return error(result.error)
         model = job.model if job else catalog.check(req.model or default_model)
-        return json_response(await off_loop(request, epidoc_answer, res, result, model))
+        return json_response(await off_loop(request, epidoc_route.epidoc_answer, res, result,
+                                            model))
 
 
 def _check(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str) -> None:
     """``POST /api/check``: a text's doubtful readings (:mod:`infill.serve.check`), computed in
     the uploads' thread, off the event loop."""
-    from infill.serve.check import check_answer, parse_check
-
     @app.post("/api/check")
     async def check(request: Request) -> Response:
         req = parse_check(await read_body(request, limits.max_body))
@@ -308,8 +311,6 @@ def _check(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: s
 def _readings(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model: str) -> None:
     """``POST /api/readings``: the readings proposed for a text's lacunae scored
     (:mod:`infill.serve.readings`), in the uploads' thread, off the event loop."""
-    from infill.serve.readings import parse_readings_body, readings_answer
-
     @app.post("/api/readings")
     async def readings(request: Request) -> Response:
         req = parse_readings_body(await read_body(request, limits.max_body))

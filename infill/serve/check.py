@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from infill.check_request import DEFAULT_THRESHOLD, CheckRequest
 from infill.errors import InputError
+from infill.jobs.check import check
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 
@@ -49,8 +50,6 @@ def check_answer(req: CheckBody, catalog: ModelCatalog, limits: Limits,
                  default_model: str) -> dict:
     """The check of the request's text (run in the uploads' thread, off the event loop):
     one ``infill check --json`` line, or :class:`InputError` / :class:`TooLarge`."""
-    from infill.jobs.check import check
-
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
     request = CheckRequest(threshold=req.threshold, marker=req.marker)

@@ -20,6 +20,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from infill.errors import InputError
 from infill.filling.request import NOT_FOR, FillRequest
+from infill.jobs.readings import readings
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
 from infill.serve.schema import NOT_SERVED, OldNames, fill_fields, fill_request
@@ -67,8 +68,6 @@ def readings_answer(req, catalog: ModelCatalog, limits: Limits, default_model: s
     """The readings of the request's text scored (run in the uploads' thread, off the event
     loop): one ``infill run --readings --json`` line, or InputError / ConfigError /
     :class:`TooLarge`."""
-    from infill.jobs.readings import readings
-
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
     for value, what, high in ((req.beam_size, "beam_size", limits.max_beam),

@@ -36,6 +36,8 @@ from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, V
 from pydantic_core import PydanticCustomError
 
 from infill.config import DecodeConfig
+from infill.decoding.lengths import one_length
+from infill.decoding.letters import letter_masks
 from infill.filling.defaults import Defaults, ranks_lengths, resolve_fill
 from infill.fields import described
 from infill.errors import InputError
@@ -191,7 +193,6 @@ def _gap(req: FillBody, limits: Limits) -> None:
     the model's default), within this server's limit."""
     if req.gap is None:
         return
-    from infill.decoding.lengths import one_length
     length = one_length(req.gap)
     longest = length if isinstance(length, int) else None if length.word else length.hi
     if longest is not None:
@@ -264,7 +265,6 @@ def text_job(text: str, model: str, request: FillRequest, defaults: Defaults,
 def _check_letters(model, read: Input, request: FillRequest) -> None:
     """The text's (or the request's) letter sets against the model's alphabet and the text's
     gaps, so that a bad set is the request's 4xx, not an error inside a batch."""
-    from infill.decoding.letters import letter_masks
     letters = request.letters if read.letters is None else read.letters
     try:
         gaps = model.encode(read.text, request.gap if isinstance(request.gap, int) else 1,

@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from infill.config import DecodeConfig
+from infill.decoding.lengths import one_length
 from infill.errors import InfillError, LongInputWarning
 from infill.filling.defaults import Defaults
 from infill.filling.planner import fill_resolved
@@ -285,6 +286,5 @@ def _public(message: str, model: MaskedLM, name: str) -> str:
 def _longest(gap) -> int:
     """The most tokens one marker of ``gap`` can stand for (a number, a range, ``word``, or a
     list of one of these per marker)."""
-    from infill.decoding.lengths import one_length
     lengths = [one_length(g) for g in (gap if isinstance(gap, (list, tuple)) else (gap,))]
     return max(g if isinstance(g, int) else g.hi for g in lengths)
