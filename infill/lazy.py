@@ -3,20 +3,23 @@ help, ``import infill``) does not pay for torch.
 
     from infill.lazy import torch      # torch is imported at the first ``torch.<name>``
 
-The rule for imports: light modules (the standard library, an infill module whose own imports
-pull no torch, transformers, fastapi, lxml, numpy, ...) are imported at the top of the file;
-heavy ones go through this helper, ``name = LazyModule("package.module")`` at module level and
-``name.attr`` where used (a package's public names through :func:`lazy_exports`). A module that
-imports torch itself at load (``infill.reading_scores``, the training scripts) imports its heavy
-neighbours at the top too: it saves nothing to defer them. On the command line's help path (the
-``infill_cli`` command modules, ``infill.config``, the request types and what they import) a
-top-level import names only what ``--help`` loads anyway (``infill_cli``'s own small modules,
-the request types, the names): anything else, even ``json`` or a light infill module, is a
+The rule for imports: light modules (the standard library, an infill module whose own imports pull
+no torch, transformers, fastapi, lxml, numpy, ...) are imported at the top of the file; heavy ones
+go through this helper, ``name = LazyModule("package.module")`` at module level and ``name.attr``
+where used (a package's public names through :func:`lazy_exports`). A module that imports torch
+itself at load (``infill.reading_scores``, the model adapters, the training scripts) imports the
+heavy infill modules it uses at the top too: deferring them saves nothing there (other heavy
+libraries, transformers above all, still go through this helper). On the command line's help path
+(the ``infill_cli`` command modules, ``infill.config``, the request types and what they import) a
+top-level import names only what ``--help`` loads anyway (``infill_cli``'s own small modules, the
+request types, the names): anything else, even ``json`` or a light infill module, is a
 ``LazyModule`` there (``tests/cli/test_startup.py``, ``benchmarks/startup.py``). An import stays
-inside a function only for an optional dependency whose absence becomes a message. A name that
-is replaced at run time (a test's monkeypatch of ``fill_resolved``) is read uncached, as
-``name.module.attr``. Imports needed only for type hints sit under ``if TYPE_CHECKING:``.
-``tests/test_imports.py`` checks the files swept to this rule.
+inside a function only where its place matters: an optional dependency whose absence becomes a
+message, pyplot after matplotlib's backend is chosen (``FUNCTION_IMPORTS_ALLOWED`` in
+``tests/test_imports.py`` lists each with its reason; the test checks every file). A ``LazyModule``
+keeps each attribute it read, so a name replaced at run time (a test's monkeypatch of
+``fill_resolved``, ``HF_HUB_OFFLINE``) is read uncached, as ``name.module.attr``. Imports needed
+only for type hints sit under ``if TYPE_CHECKING:``.
 """
 from __future__ import annotations
 
