@@ -42,7 +42,7 @@ def _is_scorer(value) -> bool:
 
 def _draws(sampling: str | None) -> str:
     """How a decode with ``sampling`` chooses its tokens, for an error."""
-    return "searches a beam (no sampling)" if sampling is None else f"samples {sampling!r}"
+    return "searches a beam (no sampling)" if sampling is None else f'samples "{sampling}"'
 
 
 def _pivot_parts(pivot) -> tuple:
@@ -147,10 +147,10 @@ class DecodeConfig(Request):
         elif not _is_scorer(self.scorer):
             self.make_scorer()          # the scorer's own check of the options it takes
         if self.top_p is not None and self.sampling != "nucleus":
-            raise ConfigError("top_p is the nucleus mass of sampling='nucleus'; this decode "
+            raise ConfigError("'top_p' is the nucleus mass of sampling \"nucleus\"; this decode "
                               f"{_draws(self.sampling)}", field="top_p")
         if self.temperature is not None and self.sampling in ("pure", "nucleus"):
-            raise ConfigError("temperature tempers sampling='temperature' (and Aeneas's own "
+            raise ConfigError("'temperature' tempers sampling \"temperature\" (and Aeneas's own "
                               f"search); this decode {_draws(self.sampling)}",
                               field="temperature")
 

@@ -86,7 +86,7 @@ def _check_own_options(config: DecodeConfig) -> None:
     (honoured or refused, never dropped)."""
     defaults = DecodeConfig.fields()
     if config.temperature is not None and config.sampling != "temperature":
-        raise ConfigError("temperature tempers sampling='temperature' and Aeneas's own search "
+        raise ConfigError("'temperature' tempers sampling \"temperature\" and Aeneas's own search "
                           "(an Aeneas model, order any-order, scorer standard); this fill "
                           f"runs infill's {config.decoder} decoder without sampling",
                           field="temperature")
