@@ -63,7 +63,7 @@ from infill.models.memory import _context, _splitmix, context_keys, mix_rows, ou
 
 __all__ = ["PhraseMemory", "WordPairs", "PAIRS_FILE", "build_pairs", "load_pairs", "pair_counts",
            "PHRASES_FILE", "USER_PHRASES", "PHRASE_SIDES", "PHRASE_REST",
-           "PHRASE_BETA", "build_phrases", "load_phrases", "phrase_classes"]
+           "PHRASE_BETA", "build_phrases", "drop_rare", "load_phrases", "phrase_classes"]
 
 PHRASES_FILE = "phrases.safetensors"
 USER_PHRASES = "phrases.txt"
@@ -318,6 +318,25 @@ def _counted(memory: PhraseMemory, keys: np.ndarray, tokens: np.ndarray, counts:
     summed = np.minimum(summed, 2 ** 31 - 1)
     memory.counts = summed.astype(np.uint16 if summed.max(initial=0) < 2 ** 16 else np.uint32)
     return memory
+
+
+def drop_rare(memory: PhraseMemory, min_count: int, whole_contexts: bool = True
+              ) -> PhraseMemory:
+    """``memory`` without what was counted fewer than ``min_count`` times: whole contexts
+    (``whole_contexts``; each kept context keeps every character seen there, so its Witten–Bell
+    weight is unchanged), or single (context, character) entries. A bound on its size that drops
+    what one inscription said once; the keys stay sorted."""
+    if min_count <= 1 or not len(memory.keys):
+        return memory
+    counts = memory.counts.astype(np.int64)
+    if whole_contexts:
+        first = np.nonzero(np.r_[True, memory.keys[1:] != memory.keys[:-1]])[0]
+        keep = np.repeat(np.add.reduceat(counts, first) >= min_count,
+                         np.diff(np.r_[first, len(memory.keys)]))
+    else:
+        keep = counts >= min_count
+    return replace(memory, keys=memory.keys[keep], tokens=memory.tokens[keep],
+                   counts=memory.counts[keep])
 
 
 def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:

@@ -19,13 +19,14 @@ import numpy as np
 from infill.data.greek import word_weights
 from infill.data.latin import LATIN
 from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
-from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases, pair_counts
+from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases, drop_rare,
+                                  pair_counts)
 from infill.models.shapes import SHAPES_FILE, build_shapes
 from infill.training.greek import GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
-__all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "LatinFamily", "pruned", "train",
+__all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "LatinFamily", "train",
            "write_memories"]
 
 MEMORY_CHARS = 600_000
@@ -64,15 +65,6 @@ def memory_sample(texts: list[str], chars: int = MEMORY_CHARS, seed: int = 0) ->
     return out
 
 
-def pruned(memory, min_count: int = MIN_COUNT):
-    """``memory`` (a phrase or shape memory) without the entries counted fewer than
-    ``min_count`` times (its keys stay sorted)."""
-    keep = memory.counts >= min_count
-    memory.keys, memory.tokens, memory.counts = (memory.keys[keep], memory.tokens[keep],
-                                                 memory.counts[keep])
-    return memory
-
-
 def write_memories(out: Path, words, texts: list[str], alphabet=LATIN,
                    chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT) -> None:
     """``out/lexicon.tsv`` (the words of the texts ``words`` -- ``infill train``: its
@@ -85,8 +77,9 @@ def write_memories(out: Path, words, texts: list[str], alphabet=LATIN,
     build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, a,
                   LEXICON_BETA).save(out / LEXICON_FILE, a)
     sample = memory_sample(texts, chars)
-    pruned(build_phrases(sample, a), min_count).save(out / PHRASES_FILE, a)
-    pruned(build_shapes(sample, a), min_count).save(out / SHAPES_FILE, a)
+    for memory, name in ((build_phrases(sample, a), PHRASES_FILE),
+                         (build_shapes(sample, a), SHAPES_FILE)):
+        drop_rare(memory, min_count, whole_contexts=False).save(out / name, a)
     pairs = {k: v for k, v in pair_counts(texts, a).items() if v >= min_count}
     build_pairs(pairs, a, None).save(out / PAIRS_FILE, a)
 

@@ -162,3 +162,26 @@ def test_builtin_latin_restores_the_issues_example_and_an_edh_edition_offline():
     assert r.exit_code == 0, r.output
     assert "(editor: enti)" in r.output and "(editor: ia)" in r.output
     assert "not a known word" not in r.output
+
+
+def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
+    from click.testing import CliRunner
+
+    import infill
+    from infill.training.latin import MIN_COUNT
+    from infill_cli.main import main
+
+    lines = ["dis manibus sacrum vixit annis xxv", "hic situs est sit tibi terra levis"] * 40
+    (tmp_path / "lat.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(main, [
+        "train", "latin", str(tmp_path / "lat.txt"), "--inscriptions", str(FIXTURES), "--out",
+        str(tmp_path / "m"), "--steps", "1", "--batch-size", "4", "--layers", "1", "--hidden",
+        "16", "--heads", "2", "--max-length", "64", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    model = infill.load_model(str(tmp_path / "m"), device="cpu")
+    assert model.alphabet.to_dict() == LATIN.to_dict()
+    for memory in (model.phrases, model.shapes):
+        assert memory is not None and (not len(memory.counts) or memory.counts.min() >= MIN_COUNT)
+    assert len(model.shapes.keys) > 0
+    fill = infill.fill(model, "d m ????? vixit", marker="?", top_k=1)[0][0]
+    assert len("".join(fill.fills)) == 5

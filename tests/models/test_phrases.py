@@ -14,7 +14,8 @@ import infill
 from infill.data.greek import GREEK, normalize
 from infill.errors import ModelLoadError
 from infill.models.char import CharConfig, CharMaskedLM, CharTransformer, save_char
-from infill.models.phrases import (PHRASES_FILE, USER_PHRASES, build_phrases, load_phrases)
+from infill.models.phrases import (PHRASES_FILE, USER_PHRASES, build_phrases, drop_rare,
+                                  load_phrases)
 from infill_cli.main import main
 
 A = GREEK
@@ -136,6 +137,23 @@ def test_the_file_round_trips_and_a_users_phrases_are_counted_in(tmp_path):
                          [1] * len(LINES) + [3, 1], SIDES, 4, 0.5)
     for name in ("keys", "tokens", "counts"):
         assert np.array_equal(getattr(more, name), getattr(want, name)), name
+
+
+@pytest.mark.parametrize("min_count", [2, 3])
+def test_dropping_rare_contexts_keeps_exactly_those_seen_often_enough(min_count):
+    memory = build_phrases(LINES + LINES[:2], A, sides=SIDES, rest=4, beta=0.5)
+    seen: dict[int, int] = {}
+    for k, c in zip(memory.keys.tolist(), memory.counts.tolist()):
+        seen[k] = seen.get(k, 0) + c
+    whole = drop_rare(memory, min_count)
+    want = [(k, t, c) for k, t, c in zip(memory.keys.tolist(), memory.tokens.tolist(),
+                                          memory.counts.tolist()) if seen[k] >= min_count]
+    assert list(zip(whole.keys.tolist(), whole.tokens.tolist(), whole.counts.tolist())) == want
+    assert 0 < len(want) < len(memory.keys)
+    entries = drop_rare(memory, min_count, whole_contexts=False)
+    assert entries.counts.min() >= min_count and len(entries.keys) < len(want)
+    assert np.all(np.diff(entries.keys.astype(np.float64)) >= 0)
+    assert drop_rare(memory, 1) is memory
 
 
 def _corrupt(path, **arrays):
