@@ -1,14 +1,16 @@
-"""Calibration of builtin:greek's probabilities (issue 48): one temperature fitted on validation,
-its expected calibration error and reliability diagram before and after.
+"""Calibration of builtin:greek's probabilities (issue 48): a temperature and an unlisted mass
+fitted on validation, the expected calibration error and reliability diagram before and after.
 
 A restoration's stated probability is the first completion's share of the beam's ten at
-temperature T (:func:`infill.filling.calibration.calibrated`, what the readings report); it is
+temperature T, beside an unlisted log-score u that stands for the restorations not among them
+(:func:`infill.filling.calibration.calibrated`, what the readings report); it is
 right when that completion is the editor's supplement. The restorations and their scores come
 from ``benchmarks/iospe_lengths_report.py``'s caches (``--out``: one row per supplement with its
 ten ``fills`` and ``scores``) or ``benchmarks/iospe_mbr.py``'s (``scored.validation.jsonl``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
 or an EpiDoc folder); ``--fit`` names the sets T is fitted on (the T in [0.25, 8] of least
 negative log-likelihood of top-1 correctness, averaged over the sets so that each corpus weighs
-the same, on a grid of 0.01), the others are only measured:
+the same, on a grid of 0.01; with ``--unlisted``, T on a grid of 0.05 and u in [-8, 2] on a
+grid of 0.1 together), the others are only measured:
 
     OMP_NUM_THREADS=1 python benchmarks/greek_calibration.py \\
         --set IOSPE=iospe:validation:lengths/new.validation.jsonl \\
@@ -33,6 +35,8 @@ from infill.filling.calibration import calibrated
 
 BINS = 10
 GRID = np.round(np.arange(0.25, 8.0001, 0.01), 2)
+PAIRS = [(t, u) for t in np.round(np.arange(0.5, 3.0001, 0.05), 2)
+         for u in np.round(np.arange(-8.0, 2.0001, 0.1), 1)]
 
 
 def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
@@ -55,9 +59,9 @@ def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
     return label, scores, right
 
 
-def stated(scores: list[list[float]], t: float) -> np.ndarray:
+def stated(scores: list[list[float]], t: float, u: float | None = None) -> np.ndarray:
     """The first completion's calibrated probability, per supplement."""
-    return np.array([calibrated(s, t)[0] for s in scores])
+    return np.array([calibrated(s, t, u)[0] for s in scores])
 
 
 def ece(p: np.ndarray, y: np.ndarray) -> float:
@@ -80,13 +84,18 @@ def nll(p: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def fit(sets: list[tuple[str, list, np.ndarray]]) -> float:
-    """The grid temperature of least NLL averaged over the sets, each weighing the same (a
-    corpus with more validation supplements does not outvote the other)."""
-    return float(min(GRID, key=lambda t: np.mean([nll(stated(ss, t), y) for _, ss, y in sets])))
+def fit(sets: list[tuple[str, list, np.ndarray]], unlisted: bool = False
+        ) -> tuple[float, float | None]:
+    """The grid temperature (and, with ``unlisted``, the unlisted log-score) of least NLL
+    averaged over the sets, each weighing the same (a corpus with more validation supplements
+    does not outvote the other)."""
+    cost = lambda t, u: np.mean([nll(stated(ss, t, u), y) for _, ss, y in sets])  # noqa: E731
+    if unlisted:
+        return tuple(float(x) for x in min(PAIRS, key=lambda p: cost(*p)))
+    return float(min(GRID, key=lambda t: cost(t, None))), None
 
 
-def diagram(sets, t: float, path: Path) -> None:
+def diagram(sets, t: float, u: float | None, path: Path) -> None:
     """Reliability diagrams (accuracy per bin against stated probability), T = 1 and fitted."""
     import matplotlib
     matplotlib.use("Agg")
@@ -94,12 +103,13 @@ def diagram(sets, t: float, path: Path) -> None:
 
     fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 4), squeeze=False)
     for ax, (label, scores, y) in zip(axes[0], sets):
-        for temp, style in ((1.0, "o--"), (t, "s-")):
-            p = stated(scores, temp)
+        for (temp, mass), style in (((1.0, None), "o--"), ((t, u), "s-")):
+            p = stated(scores, temp, mass)
             b = np.minimum((p * BINS).astype(int), BINS - 1)
             ks = [k for k in range(BINS) if (b == k).any()]
             ax.plot([p[b == k].mean() for k in ks], [y[b == k].mean() for k in ks], style,
-                    label=f"T = {temp:g}: ECE {ece(p, y):.3f}")
+                    label=f"T = {temp:g}" + ("" if mass is None else f", u = {mass:g}")
+                    + f": ECE {ece(p, y):.3f}")
         ax.plot([0, 1], [0, 1], ":", color="grey")
         ax.set(title=f"{label} (n = {len(y)})", xlabel="stated probability of the first "
                "restoration", ylabel="share right", xlim=(0, 1), ylim=(0, 1))
@@ -110,25 +120,32 @@ def diagram(sets, t: float, path: Path) -> None:
 
 
 def main() -> None:
-    """Fit T, print the table, draw the diagram."""
+    """Fit T (and u), print the table, draw the diagram."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", action="append", required=True, dest="sets")
     ap.add_argument("--fit", action="append", default=[])
+    ap.add_argument("--unlisted", action="store_true",
+                    help="fit the unlisted log-score u with the temperature")
     ap.add_argument("--temperature", type=float, default=None,
-                    help="measure at this temperature instead of fitting one")
+                    help="measure at this temperature instead of fitting (with --given-unlisted)")
+    ap.add_argument("--given-unlisted", type=float, default=None)
     ap.add_argument("--png", type=Path, default=None)
     args = ap.parse_args()
     sets = [load_set(s) for s in args.sets]
-    t = args.temperature or fit([s for s in sets if s[0] in args.fit])
-    print(f"temperature {t:g} ({'given' if args.temperature else 'fitted on ' + ', '.join(args.fit)})"
-          "\n\n| set | n | top-1 | mean p (T = 1) | ECE (T = 1) | mean p (T) | ECE (T) | floor (T) |"
-          "\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    if args.temperature:
+        (t, u), how = (args.temperature, args.given_unlisted), "given"
+    else:
+        (t, u), how = fit([s for s in sets if s[0] in args.fit], args.unlisted), \
+            "fitted on " + ", ".join(args.fit)
+    print(f"temperature {t:g}, unlisted {'none' if u is None else f'{u:g}'} ({how})"
+          "\n\n| set | n | top-1 | mean p (T = 1) | ECE (T = 1) | floor (T = 1) | mean p (fitted) "
+          "| ECE (fitted) | floor (fitted) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, scores, y in sets:
-        p1, pt = stated(scores, 1.0), stated(scores, t)
+        p1, pt = stated(scores, 1.0), stated(scores, t, u)
         print(f"| {label} | {len(y)} | {y.mean():.3f} | {p1.mean():.3f} | {ece(p1, y):.3f} | "
-              f"{pt.mean():.3f} | {ece(pt, y):.3f} | {ece_floor(pt):.3f} |")
+              f"{ece_floor(p1):.3f} | {pt.mean():.3f} | {ece(pt, y):.3f} | {ece_floor(pt):.3f} |")
     if args.png:
-        diagram(sets, t, args.png)
+        diagram(sets, t, u, args.png)
 
 
 if __name__ == "__main__":

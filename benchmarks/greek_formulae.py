@@ -4,7 +4,7 @@ probability, and where the form the dialect asks for ranks.
 
 Each formula's lost letters are ``?`` (one per letter); the model fills them with its defaults
 (standard left-to-right beam 10); the probability is the first completion's share of the ten at
-the model's calibration temperature (:mod:`infill.filling.calibration`, 1 when it records none),
+the model's calibration (:mod:`infill.filling.calibration`: its temperature and unlisted mass),
 the number a reader sees beside a reading.
 
     OMP_NUM_THREADS=1 python benchmarks/greek_formulae.py --model builtin:greek \\
@@ -37,10 +37,11 @@ FORMULAE = [
 ]
 
 
-def restore(model, text: str, want: str, temperature: float | None) -> dict:
-    """The first completion, its probability, and the wanted form's rank and probability."""
+def restore(model, text: str, want: str, rec) -> dict:
+    """The first completion, its probability (at the calibration of ``rec``, the model's
+    recommendation), and the wanted form's rank and probability."""
     comps = infill.fill(model, text, beam_size=10, top_k=10)[0]
-    probs = calibrated([c.score for c in comps], temperature)
+    probs = calibrated([c.score for c in comps], rec.temperature, rec.unlisted)
     lost = [i for i, ch in enumerate(text) if ch == "?"]
     gold = normalize(want, symbols=False)
     words = [_word_of(c.text, lost) for c in comps]
@@ -63,13 +64,14 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="the model's name in the table")
     args = ap.parse_args()
     model = infill.load_model(args.model, device="cpu")
-    temperature = recommendation(model).temperature
+    rec = recommendation(model)
     t0 = time.perf_counter()
-    print(f"`{args.name or args.model}` (calibration temperature {temperature or 1:g})\n")
+    print(f"`{args.name or args.model}` (calibration: temperature {rec.temperature or 1:g}, "
+          f"unlisted {rec.unlisted if rec.unlisted is not None else 'none'})\n")
     print("| dialect | typed | wanted | first | prob | wanted's rank | wanted's prob |")
     print("|---|---|---|---|---:|---:|---:|")
     for dialect, text, want in FORMULAE:
-        r = restore(model, text, want, temperature)
+        r = restore(model, text, want, rec)
         print(f"| {dialect} | {text} | {want} | {r['first']} | {r['prob']:.3f} | "
               f"{r['rank'] or '>10'} | {r['want_prob']:.3f} |", flush=True)
     print(f"\n({time.perf_counter() - t0:.0f} s)")

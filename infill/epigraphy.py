@@ -253,7 +253,7 @@ def take_fill(result: EditionResult, fill) -> None:
     result.completions, result.rerank = fill.completions, fill.rerank
     result.readings = readings_for(result.rendered, fill.completions,
                                    default_lexicon() if result.accents else None,
-                                   None if fill.defaults is None else fill.defaults.temperature)
+                                   fill.defaults)
 
 
 def restore_files(model, inputs, request=None, hide_supplied: bool = False,
@@ -322,18 +322,20 @@ def runs(rendered: Rendered) -> list[list[tuple[int, int]]]:
     return out
 
 
-def readings_for(rendered: Rendered, completions, lexicon=None, temperature: float | None = None
+def readings_for(rendered: Rendered, completions, lexicon=None, defaults=None
                  ) -> dict[int, list[Reading]]:
     """Readings per lacuna from ranked completions of ``rendered.text``: gap k of a completion
     (its ``spans[k]``) is the k-th ``?`` run, split among the run's lacunae by their lengths (a
     run of one lacuna takes the whole fill, whatever its length). A reading's probability is
-    the calibrated share of the completions holding it (``temperature``, the model's:
-    :mod:`infill.filling.calibration`)."""
+    the calibrated share of the completions holding it (the calibration of ``defaults``, the
+    model's :class:`~infill.filling.defaults.Defaults`: :mod:`infill.filling.calibration`)."""
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
+    ranked = any(getattr(c, "rank_score", None) is not None for c in completions)
     weights = calibrated([c.score if getattr(c, "rank_score", None) is None else c.rank_score
-                          for c in completions], temperature)
+                          for c in completions], None if defaults is None else defaults.temperature,
+                         None if defaults is None or ranked else defaults.unlisted)
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     for c, w in zip(completions, weights):
         for run, (a, b) in zip(runs(rendered), c.spans):

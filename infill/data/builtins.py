@@ -32,8 +32,9 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "Shakespeare's plays"),
     Builtin("greek", "greek", "greek",
             "Ithaca-style character transformer (conv + 4 layers, hidden 192, 511-character "
-            "context, a word stream of 10,000 words) on Homer, Herodotus, Thucydides (Perseus) "
-            "and the training split of the IOSPE inscriptions, with the lexicon of their words "
+            "context, a word stream of 10,000 words) on Greek literature (Perseus and a fifth "
+            "of Tesserae, iota adscript) and the training splits of the IOSPE (Black Sea) and "
+            "IAph (Aphrodisias) inscriptions, with the lexicon of their words "
             "(a damaged word is restored from the words that fit) and phrase and shape "
             "memories of the inscriptions (a formula from its parallels, even where only its "
             "layout survives); '?' = character to restore, "

@@ -4,33 +4,41 @@ probabilities a person reads.
 A set of alternatives -- the beam's completions of one input, the readings proposed for a text's
 lacunae, an edition's readings of a lacuna -- with log-scores s_i gets
 
-    p_i = exp(s_i / T) / Σ_j exp(s_j / T)
+    p_i = exp(s_i / T) / (Σ_j exp(s_j / T) + exp(u))
 
-with T the model's ``temperature`` (its ``defaults.json``, read as
-:attr:`infill.filling.defaults.Recommendation.temperature`; 1 when it records none). T is fitted
-on validation (benchmarks/greek_calibration.py: the T that minimises the negative log-likelihood
-of top-1 correctness of the beam's first restoration, on editors' supplements) so that a
-probability of 0.8 is right about 80% of the time there.
+with T the model's ``temperature`` and u its ``unlisted`` log-score (its ``defaults.json``, read
+as :class:`infill.filling.defaults.Recommendation`; T = 1 and no u when it records none): the
+alternatives are not all the restorations there are, and exp(u) stands for those not listed, so
+the listed ones claim less when all of them are improbable. Without u the p_i sum to 1. T and u
+are fitted on validation (benchmarks/greek_calibration.py: least negative log-likelihood of top-1
+correctness of the beam's first restoration, on editors' supplements) so that a probability of
+0.8 is right about 80% of the time there. u applies to log-probabilities only: scores that rank
+fills of several lengths (a ``rank_score``) are on another scale, and get the softmax alone.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-__all__ = ["MAX_TEMPERATURE", "calibrated"]
+__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated"]
 
 MAX_TEMPERATURE = 100.0
 """The largest temperature a ``defaults.json`` may record."""
+MAX_UNLISTED = 50.0
+"""The largest magnitude of the ``unlisted`` log-score a ``defaults.json`` may record."""
 
 
-def calibrated(values: Sequence[float], temperature: float | None = None) -> list[float]:
+def calibrated(values: Sequence[float], temperature: float | None = None,
+               unlisted: float | None = None) -> list[float]:
     """The probabilities of alternatives with log-scores ``values`` at ``temperature`` (None:
-    1); a -inf value gets 0; uniform when every value is -inf."""
+    1), with ``unlisted`` the log-score of the restorations not among them (None: none, the
+    probabilities sum to 1); a -inf value gets 0; uniform when every value is -inf."""
     t = 1.0 if temperature is None else float(temperature)
     top = max(values)
     if top == float("-inf"):
         return [1.0 / len(values)] * len(values)
-    w = [math.exp((v - top) / t) for v in values]
-    total = sum(w)
+    scaled = [v / t for v in values]
+    top = max(scaled) if unlisted is None else max(max(scaled), unlisted)
+    w = [math.exp(v - top) for v in scaled]
+    total = sum(w) + (0.0 if unlisted is None else math.exp(unlisted - top))
     return [x / total for x in w]
-

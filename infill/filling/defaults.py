@@ -6,8 +6,8 @@ stands for when the user gives no length (builtin:english: ``"word"``, one whole
 default: 1 token) and ``"length_score"``: how fills of several lengths are ranked together
 (builtin:english: ``"pll-word"``; infill's default: ``pll``), ``"length_beam"`` (builtin:greek:
 ``"shared"``) and ``"rerank"``: how completions of one length are reranked (infill's default and
-every builtin's: ``off``; :mod:`infill.filling.reranking`), and ``"temperature"``: the
-calibration temperature of the probabilities it reports (:mod:`infill.filling.calibration`).
+every builtin's: ``off``; :mod:`infill.filling.reranking`), and ``"temperature"`` and
+``"unlisted"``: the calibration of the probabilities it reports (:mod:`infill.filling.calibration`).
 When a user does not choose these, the decode uses the model's recommendation, or infill's own
 defaults (HCB, left-to-right, 1) for a model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
@@ -28,7 +28,7 @@ from infill.data.builtins import builtin_path, models_dir
 from infill.data.files import read_json
 from infill.decoding.lengths import LENGTH_SCORES, parse_length
 from infill.errors import InfillError, ModelLoadError
-from infill.filling.calibration import MAX_TEMPERATURE
+from infill.filling.calibration import MAX_TEMPERATURE, MAX_UNLISTED
 from infill.filling.request import given_ranking
 from infill.names import LENGTH_BEAMS, RERANKS
 
@@ -50,8 +50,9 @@ class Recommendation:
     ``length_score``: how fills of different lengths are ranked together (None: infill's, pll);
     ``length_beam``: how their lengths are searched (None: infill's, ``each``);
     ``rerank``: how completions of one length are reranked (None: infill's, ``off``);
-    ``temperature``: the calibration temperature of its probabilities (None: 1;
-    :mod:`infill.filling.calibration`)."""
+    ``temperature``: the calibration temperature of its probabilities (None: 1) and
+    ``unlisted``: the log-score of the restorations a set of alternatives leaves out (None:
+    none; :mod:`infill.filling.calibration`)."""
 
     scorer: str
     order: str
@@ -62,6 +63,7 @@ class Recommendation:
     length_beam: str | None = None
     rerank: str | None = None
     temperature: float | None = None
+    unlisted: float | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -97,6 +99,11 @@ class Defaults:
     def temperature(self) -> float | None:
         """The model's calibration temperature (:mod:`infill.filling.calibration`)."""
         return self.recommendation.temperature
+
+    @property
+    def unlisted(self) -> float | None:
+        """The model's log-score of the unlisted restorations (:mod:`infill.filling.calibration`)."""
+        return self.recommendation.unlisted
 
     def ranked(self, ranks_lengths: bool, reranks: bool = False) -> "Defaults":
         """These defaults as a result reports them: the options of fills of several lengths
@@ -184,7 +191,8 @@ def recommendation(model) -> Recommendation:
                           _gap(data.get("gap"), path), _length_score(data.get("length_score"), path),
                           _length_beam(data.get("length_beam"), path),
                           _rerank(data.get("rerank"), path),
-                          _temperature(data.get("temperature"), path))
+                          _temperature(data.get("temperature"), path),
+                          _unlisted(data.get("unlisted"), path))
 
 
 def _temperature(value, path: Path) -> float | None:
@@ -194,6 +202,16 @@ def _temperature(value, path: Path) -> float | None:
             or not 0 < value <= MAX_TEMPERATURE:
         raise ModelLoadError(f"{path}: \"temperature\" must be a number in (0, "
                              f"{MAX_TEMPERATURE:g}], got {str(value)[:40]!r}")
+    return float(value)
+
+
+def _unlisted(value, path: Path) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not abs(value) <= MAX_UNLISTED:
+        raise ModelLoadError(f"{path}: \"unlisted\" must be a number in [-{MAX_UNLISTED:g}, "
+                             f"{MAX_UNLISTED:g}], got {str(value)[:40]!r}")
     return float(value)
 
 
