@@ -279,7 +279,7 @@ TABLE_CHECKS = {
     # people's dative first
     "infill run --model builtin:greek --app-readings data/demo/edition.xml":
         lambda out: _first_reading(out).split()[-1] in ("δάμω", "δήμω") and
-        sum(float(x.split()[0]) for x in out.splitlines()[3:6]) == pytest.approx(1, abs=2e-3),
+        0.9 < sum(float(x.split()[0]) for x in out.splitlines()[3:6]) <= 1 + 2e-3,
 }
 """The table's commands that no ```bash block runs (their check); the others are run there,
 or build and train (run by test_corpus_then_train_as_the_table_says)."""

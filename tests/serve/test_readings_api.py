@@ -23,7 +23,10 @@ def test_readings_answer_is_the_librarys(client, catalog):
     for a, b in zip(out["combinations"], want["combinations"]):
         assert a["score"] == pytest.approx(b["score"], abs=1e-5)
         assert a["beam_rank"] == b["beam_rank"]
-    assert sum(x["prob"] for x in out["lacunae"][0]["readings"]) == pytest.approx(1.0)
+    # builtin:greek's calibration keeps a share for readings nobody proposed (METHODS §1.10)
+    got = [x["prob"] for x in out["lacunae"][0]["readings"]]
+    assert got == pytest.approx([x["prob"] for x in want["lacunae"][0]["readings"]], abs=1e-6)
+    assert 0.9 < sum(got) < 1
 
 
 @pytest.mark.parametrize("body, message", [

@@ -30,5 +30,6 @@ def test_page_scores_candidate_readings(cli_server, browser):
     assert len(rows) == 3, browser.find_element(By.ID, "status").text
     cells = [r.find_elements(By.TAG_NAME, "td") for r in rows[1:]]
     assert {c[-1].text for c in cells} == {"δήμω", "δάμω"}
-    assert sum(float(c[0].text) for c in cells) == pytest.approx(1.0, abs=2e-3)
+    # the model's calibration keeps a share for readings nobody proposed (METHODS §1.10)
+    assert 0.9 < sum(float(c[0].text) for c in cells) <= 1 + 2e-3
     assert "beam's top-" in browser.find_element(By.ID, "readings-beam").text
