@@ -31,7 +31,7 @@ from infill.data.latin import LATIN_LANGS, alphabet_for
 from infill.data.letters import lookalikes
 from infill.decoding.lengths import MAX_VARIANTS
 from infill.errors import InfillError, InputError
-from infill.filling.calibration import calibrated
+from infill.filling.calibration import model_calibrated
 from infill.filling.defaults import config_json, ranks_lengths, resolve_fill
 from infill.filling.request import FillRequest, check_applies, check_ranking, unknown_span
 from infill.lazy import LazyModule
@@ -332,10 +332,9 @@ def readings_for(rendered: Rendered, completions, lexicon=None, defaults=None
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
-    ranked = any(getattr(c, "rank_score", None) is not None for c in completions)
-    weights = calibrated([c.score if getattr(c, "rank_score", None) is None else c.rank_score
-                          for c in completions], None if defaults is None else defaults.temperature,
-                         None if defaults is None or ranked else defaults.unlisted)
+    ranked = [getattr(c, "rank_score", None) for c in completions]
+    weights = model_calibrated([c.score if r is None else r for c, r in zip(completions, ranked)],
+                               defaults, any(r is not None for r in ranked))
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     for c, w in zip(completions, weights):
         for run, (a, b) in zip(runs(rendered), c.spans):

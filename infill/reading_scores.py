@@ -48,7 +48,7 @@ from infill.decoding.letters import apply_letters
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.filling import length_ranking, planner, reranking
-from infill.filling.calibration import calibrated
+from infill.filling.calibration import model_calibrated
 from infill.filling.defaults import config_json
 from infill.filling.results import complete
 
@@ -353,9 +353,7 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
         raise InputError(beam.error, field=beam.error_field)
     by_key = {_key(c): (r, c.score) for r, c in enumerate(beam.completions, 1)}
     values = [s["rank_score"] if s["rank_score"] is not None else s["score"] for s in scored]
-    ranked_lengths = any(s["rank_score"] is not None for s in scored)
-    probs = calibrated(values, None if defaults is None else defaults.temperature,
-                       None if defaults is None or ranked_lengths else defaults.unlisted)
+    probs = model_calibrated(values, defaults, any(s["rank_score"] is not None for s in scored))
     out = []
     for combo, s, p in zip(combos, scored, probs):
         rank, bscore = by_key.get(tuple(tuple(ids[k][j]) for k, j in enumerate(combo)),

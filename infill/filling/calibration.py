@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated"]
+__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated", "model_calibrated"]
 
 MAX_TEMPERATURE = 100.0
 """The largest temperature a ``defaults.json`` may record."""
@@ -42,3 +42,12 @@ def calibrated(values: Sequence[float], temperature: float | None = None,
     w = [math.exp(v - top) for v in scaled]
     total = sum(w) + (0.0 if unlisted is None else math.exp(unlisted - top))
     return [x / total for x in w]
+
+
+def model_calibrated(values: Sequence[float], defaults, ranks_lengths: bool) -> list[float]:
+    """:func:`calibrated` at the model's calibration (``defaults``: its
+    :class:`~infill.filling.defaults.Defaults`, or None for none); ``ranks_lengths``: the values
+    rank fills of several lengths, so the unlisted log-score does not apply."""
+    if defaults is None:
+        return calibrated(values)
+    return calibrated(values, defaults.temperature, None if ranks_lengths else defaults.unlisted)
