@@ -27,7 +27,7 @@ def main() -> None:
     for part in ("full", "lexicon", "network"):
         model = infill.load_model(args.model, device="cpu")
         if part != "full":
-            model.phrases = model.shapes = model.pairs = model.names = None
+            model.phrases = model.shapes = model.pairs = model.names = model.gate = None
         if part == "network":
             model.lexicon = None
         for dialect, text in TEXTS.items():

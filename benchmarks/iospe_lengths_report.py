@@ -106,7 +106,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
     if todo:
         model = infill.load_model(model_name, device="cpu")
         if memory == "off":
-            model.phrases = model.pairs = model.names = model.shapes = None
+            model.phrases = model.pairs = model.names = model.shapes = model.gate = None
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)

@@ -36,6 +36,7 @@ from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_c
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
+from infill.models.gate import GATE_FILE, load_gate
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
 
@@ -257,6 +258,8 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         wrapped.shapes = load_shapes(path / SHAPES_FILE, alphabet)
     if (path / PHRASES_FILE).is_file():
         wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
+    if (path / GATE_FILE).is_file():
+        wrapped.gate = load_gate(path, alphabet)
     return wrapped
 
 
@@ -275,7 +278,9 @@ class CharMaskedLM(MaskedLM):
     as a class (:mod:`infill.models.proper_names`; loaded, but mixed only while ``"names"`` is in
     :attr:`mixed`), with a ``shapes.safetensors``, the shape memory (the phrase memory over
     the lengths of the words around, :mod:`infill.models.shapes`), and with a
-    ``phrases.safetensors``, last with its phrase memory (:mod:`infill.models.phrases`).
+    ``phrases.safetensors``, with its phrase memory (:mod:`infill.models.phrases`), and with a
+    ``gate.json``, last with one phrase and shape memory per corpus, each weighed by how like
+    that corpus the input is (:mod:`infill.models.gate`).
     """
 
     supports_logits = True
@@ -285,7 +290,8 @@ class CharMaskedLM(MaskedLM):
     phrases = None
     names = None
     shapes = None
-    mixed = ("lexicon", "pairs", "names", "shapes", "phrases")  # the order they are mixed into q
+    gate = None
+    mixed = ("lexicon", "pairs", "names", "shapes", "phrases", "gate")  # their order into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):

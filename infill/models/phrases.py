@@ -35,7 +35,8 @@ data/README.md). The phrase memory is mixed last, after the lexicon, the word pa
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
 ``pairs.tsv``), the names (:mod:`infill.models.proper_names`, the same mechanism over a class) and the
 shape memory (:mod:`infill.models.shapes`: this memory with its contexts read as the lengths of
-their words, ``keyed="shapes"``, so that lost letters are neighbours too).
+their words, ``keyed="shapes"``, so that lost letters are neighbours too). A model may keep one
+phrase and shape memory per corpus instead, behind a memory gate (:mod:`infill.models.gate`).
 
 On disk: ``phrases.safetensors`` beside the model (no pickle; checked on load,
 :func:`load_phrases`); a user adds formulae or names in ``phrases.txt`` beside it, one a line
@@ -102,21 +103,29 @@ class PhraseMemory:
         ``input_ids`` [R, T]; only the positions some level has seen are touched."""
         ids = input_ids.detach().cpu().numpy().astype(np.int64)
         pos = positions.detach().cpu().numpy().astype(np.int64)
-        found = self._found(ids, pos)
-        seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
+        seen, mixture, keep = self.mixture(ids, pos)
         if not len(seen):
             return logq
+        special = np.zeros(logq.shape[-1], dtype=bool)
+        special[[i for i in self.special if i < logq.shape[-1]]] = True
+        return mix_rows(logq, seen, mixture, keep, special)
+
+    def mixture(self, ids: np.ndarray, pos: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The flattened positions ``seen`` (of ``pos`` [R, P]) whose context some level has
+        seen, with M there ([len(seen), V], the chain of the module doc) and Π_k (1 − λ_k)."""
+        found = self._found(ids, pos)
+        seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
         mixture = np.zeros((len(seen), self.vocab_size))
         for lo, width in found:
+            if not len(seen):
+                break
             counts = self._counts(lo[seen], width[seen])
             n, u = counts.sum(1), width[seen].astype(np.float64)
             lam = np.divide(n, n + self.beta * u, out=np.zeros_like(n), where=n > 0)
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
-        keep = np.clip(1 - mixture.sum(1), 0, 1)
-        special = np.zeros(logq.shape[-1], dtype=bool)
-        special[[i for i in self.special if i < logq.shape[-1]]] = True
-        return mix_rows(logq, seen, mixture, keep, special)
+        return seen, mixture, np.clip(1 - mixture.sum(1), 0, 1)
 
     def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(first entry, number of entries) [R*P] of every level at every position."""
@@ -339,11 +348,12 @@ def drop_rare(memory: PhraseMemory, min_count: int, whole_contexts: bool = True
                    counts=memory.counts[keep])
 
 
-def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
+def load_phrases(path: Path, alphabet, keyed: str = "letters", user: Path | None = None
+                 ) -> PhraseMemory:
     """Read and check ``phrases.safetensors`` (no pickle) against the model's alphabet: one
     ModelLoadError naming the file when it is not a phrase memory of this model keyed by
-    ``keyed`` (files written before shapes hold letters); then count in ``phrases.txt`` beside
-    it, when there is one (:func:`read_user_phrases`)."""
+    ``keyed`` (files written before shapes hold letters); then count in the user's phrases
+    (``user``; None: ``phrases.txt`` beside it), when there are any (:func:`read_user_phrases`)."""
     try:
         with safe_open(str(path), framework="np") as f:
             meta = f.metadata() or {}
@@ -368,7 +378,7 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters") -> PhraseMemory:
         raise ModelLoadError(f"{path}: not a {MEMORY[keyed]} ({type(e).__name__}: {reason})") \
             from None
     _check(memory, path, alphabet)
-    user = Path(path).parent / USER_PHRASES
+    user = Path(path).parent / USER_PHRASES if user is None else user
     if os.path.lexists(user):
         memory = memory.merged(_user_memory(user, alphabet, memory, keyed))
     return memory

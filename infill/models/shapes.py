@@ -54,7 +54,7 @@ def build_shapes(texts: list[str], alphabet, weights: list[int] | None = None,
                          near=near)
 
 
-def load_shapes(path: Path, alphabet) -> PhraseMemory:
+def load_shapes(path: Path, alphabet, user: Path | None = None) -> PhraseMemory:
     """Read and check ``shapes.safetensors`` (no pickle; one ModelLoadError naming the file),
-    with a user's ``phrases.txt`` beside it counted in."""
-    return load_phrases(path, alphabet, keyed="shapes")
+    with a user's phrases counted in (``user``; None: ``phrases.txt`` beside it)."""
+    return load_phrases(path, alphabet, keyed="shapes", user=user)

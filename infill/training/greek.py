@@ -13,7 +13,9 @@ character model's weights where the shapes agree.
 Beside the weights a run writes the lexicon of its training split's words (``lexicon.tsv``,
 :mod:`infill.models.lexicon`) and the phrase memory of its training inscriptions
 (``phrases.safetensors``, :mod:`infill.models.phrases`); with inscriptions, also the names of the
-training editions and the literary corpus (``names.tsv``, :mod:`infill.models.proper_names`).
+training editions and the literary corpus (``names.tsv``, :mod:`infill.models.proper_names`);
+with several folders of inscriptions, one phrase and shape memory per folder behind a memory gate
+(``gate.json``, ``sources/<folder>/``, :mod:`infill.models.gate`) instead of one pooled memory.
 """
 from __future__ import annotations
 
@@ -35,12 +37,15 @@ from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_
                                   pair_counts)
 from infill.models.proper_names import NAMES_FILE, literary_names, save_names
 from infill.models.shapes import SHAPES_FILE, build_shapes
-from infill.data.inscriptions import iospe_split, mixed_examples, training_names
+from infill.data.inscriptions import (inscription_folders, iospe_split, mixed_examples,
+                                     training_names, training_texts)
+from infill.models.gate import SOURCES_DIR, save_gate, source_names
 from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
 
-__all__ = ["GreekFamily", "MIN_SEEN", "train", "write_lexicon", "write_names", "write_phrases"]
+__all__ = ["GreekFamily", "MIN_SEEN", "train", "write_gated", "write_lexicon", "write_names",
+           "write_phrases"]
 
 MIN_SEEN = 2
 """The phrase and shape memories leave out the contexts seen only once (issue 48: the memories
@@ -152,7 +157,12 @@ class GreekFamily(Family):
         :data:`PHRASE_CHARS` characters of training windows."""
         a = self.alphabet
         write_lexicon(Path(out), train, alphabet=a)
-        write_phrases(Path(out), self.memory_texts(train), a)
+        folders = inscription_folders(self.inscriptions) if self.mix is not None else []
+        if len(folders) > 1:
+            write_gated(Path(out), {f: training_texts(iospe_split(f)["train"]) for f in folders},
+                        a)
+        else:
+            write_phrases(Path(out), self.memory_texts(train), a)
         if self.mix is not None:
             write_names(Path(out), iospe_split(self.inscriptions)["train"], self.corpus, a)
 
@@ -196,6 +206,23 @@ def write_phrases(out: Path, texts: list[str], alphabet=GREEK, min_seen: int = M
     drop_rare(build_shapes(texts, a), min_seen).save(out / SHAPES_FILE, a)
     build_pairs(pair_counts(texts, a), a, None).save(out / PAIRS_FILE, a)
     return out / PHRASES_FILE
+
+
+def write_gated(out: Path, corpora: dict[Path, list[str]], alphabet=GREEK,
+                min_seen: int = MIN_SEEN) -> Path:
+    """The memories of several corpora (folder -> its training texts, normalized) behind a
+    memory gate (:mod:`infill.models.gate`): each folder's phrase and shape memory in
+    ``out/sources/<its name>/``, ``out/gate.json`` (equal priors, the chosen sharpness), and
+    the word pairs of all their texts in ``out/pairs.tsv``."""
+    a, names = alphabet, source_names(list(corpora))
+    for name, texts in zip(names, corpora.values()):
+        folder = out / SOURCES_DIR / name
+        folder.mkdir(parents=True, exist_ok=True)
+        drop_rare(build_phrases(texts, a), min_seen).save(folder / PHRASES_FILE, a)
+        drop_rare(build_shapes(texts, a), min_seen).save(folder / SHAPES_FILE, a)
+    every = [t for texts in corpora.values() for t in texts]
+    build_pairs(pair_counts(every, a), a, None).save(out / PAIRS_FILE, a)
+    return save_gate(out, names)
 
 
 def write_names(out: Path, files: list[Path], corpus, alphabet=GREEK) -> Path:

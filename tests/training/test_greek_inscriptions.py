@@ -2,6 +2,7 @@
 a word stream and weights carried over from a trained model."""
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -151,3 +152,38 @@ def test_cli_trains_with_inscriptions_and_a_word_stream(tmp_path, epidoc):
     r = CliRunner().invoke(main, args[:4] + [str(tmp_path / "x"), "--steps", "1",
                                              "--init-from", str(out), "--hidden", "16"])
     assert r.exit_code == 2 and "Error: --init-from" in r.output
+
+
+def test_several_folders_train_one_memory_each_behind_a_gate(tmp_path, epidoc):
+    import shutil
+
+    from infill.models.gate import GATE_FILE
+    from infill.models.phrases import PHRASES_FILE
+
+    other = tmp_path / "IAph"
+    shutil.copytree(epidoc, other)
+    for f in other.glob("1.[2-9].xml"):
+        f.write_text(edition("<lb n=\"1\"/><w>ἔδοξε</w> <w>τᾶι</w> <w>βουλᾶι</w> <w>καὶ</w> "
+                             "<w>τῶι</w> <w>δάμωι</w>"), encoding="utf-8")
+    corpus = tmp_path / "lit.txt"
+    corpus.write_text("ἀγαθῇ τύχῃ ὁ δῆμος θεοῖς ἀνέθηκεν\n" * 20, encoding="utf-8")
+    out = tmp_path / "m"
+    r = CliRunner().invoke(main, [
+        "train", "greek", str(corpus), "--out", str(out), "--steps", "2", "--batch-size", "4",
+        "--no-progress", "--layers", "1", "--hidden", "16", "--heads", "2", "--max-length", "64",
+        "--inscriptions", str(epidoc), "--inscriptions", str(other), "--device", "cpu"])
+    assert r.exit_code == 0, r.output
+    gate = json.loads((out / GATE_FILE).read_text())
+    assert [s["name"] for s in gate["sources"]] == ["iospe", "iaph"]
+    assert not (out / PHRASES_FILE).exists()
+    model = infill.load_model(str(out), device="cpu")
+    memories = {s.name: s.phrases for s in model.gate.sources}
+    for name, folder in (("iospe", epidoc), ("iaph", other)):
+        texts = training_texts(iospe_split(folder)["train"])
+        assert memories[name].counts.sum() > 0
+        doric = any("δαμωι" in t for t in texts)
+        line = "εδοξε ται βουλαι και τωι δαμωι"
+        evidence = model.gate.log_likelihood(
+            memories[name], np.array([[GREEK.start_id] + GREEK.encode(line)]))[0]
+        unseen = len(line) * np.log(1 / len(model.gate.text_ids))   # no context of it seen
+        assert (evidence > unseen) == doric, (name, evidence)
