@@ -17,7 +17,7 @@ The two disagree on how far to trust a short text's evidence; the shipped κ, π
 between them by decoding both validation samples (benchmarks/results/greek_field.md).
 
     OMP_NUM_THREADS=1 python benchmarks/greek_gate.py --model data/models/greek [--write] \\
-        [--supplements --pooled PREV_MODEL --cache chances.npz]
+        [--supplements --pooled PREV_MODEL --cache chances.npz] [--speed 48 --pooled PREV_MODEL]
 """
 from __future__ import annotations
 
@@ -155,6 +155,23 @@ def best_per_sharpness(fits: dict, sign: float = 1.0) -> dict[str, list[float]]:
     return rows
 
 
+def speed(model, pooled, n: int) -> str:
+    """Seconds to restore the first ``n`` IOSPE validation supplements (8 together, beam 10)
+    with the gate and with the pooled memories, batch by batch in turn (one run: a ratio)."""
+    import infill
+
+    tasks = tasks_for(epidoc_folder(CORPORA["iospe"]), "validation", list(range(1, 11)))[:n]
+    took = {"gate": 0.0, "pooled": 0.0}
+    for k in range(0, len(tasks), 8):
+        texts = [t.text for t in tasks[k:k + 8]]
+        for name, m in (("gate", model), ("pooled", pooled)):
+            t0 = time.perf_counter()
+            infill.fill(m, texts, gap=1, marker="?", beam_size=10, top_k=10)
+            took[name] += time.perf_counter() - t0
+    return (f"{len(tasks)} supplements: gate {took['gate']:.1f} s, pooled {took['pooled']:.1f} s, "
+            f"ratio {took['gate'] / took['pooled']:.2f}")
+
+
 def main() -> None:
     """Fit κ and the priors on both validation splits; print the tables (and write gate.json)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -167,6 +184,8 @@ def main() -> None:
                     help="a model folder with the memories pooled (the model before the gate)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="an .npz of the letters' chances: read when it exists, else written")
+    ap.add_argument("--speed", type=int, default=0, metavar="N",
+                    help="also time N validation supplements with the gate and pooled (--pooled)")
     args = ap.parse_args()
     model = load_char(args.model, device="cpu")
     names = [s.name for s in model.gate.sources] if model.gate is not None else []
@@ -174,8 +193,8 @@ def main() -> None:
         print(f"error: --model: {args.model} has no gate of sources {list(CORPORA)}",
               file=sys.stderr)
         raise SystemExit(2)
-    if args.supplements and args.pooled is None:
-        print("error: --supplements needs --pooled", file=sys.stderr)
+    if (args.supplements or args.speed) and args.pooled is None:
+        print("error: --supplements and --speed need --pooled", file=sys.stderr)
         raise SystemExit(2)
     evidence = identification(model)
     fits, best = grid(lambda k, b: [-x for x in identification_loss(evidence, k, b)])
@@ -191,6 +210,8 @@ def main() -> None:
             rows[f"{s} only"] = [per_supplement(d, d["source"][:, i]) for d in data.values()]
         print_table("log-likelihood of a supplement (nats)", {**rows, **best_per_sharpness(lik)})
         print(f"supplements: best κ = {top[0]:g}, log π_1/π_2 = {top[1]:+.2f}")
+    if args.speed:
+        print("speed: " + speed(model, load_char(args.pooled, device="cpu"), args.speed))
     if args.write:
         gate = json.loads((args.model / GATE_FILE).read_text())
         gate["sharpness"] = best[0]

@@ -35,10 +35,10 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "context, a word stream of 10,000 words) on Greek literature (Perseus and a fifth "
             "of Tesserae, iota adscript) and the training splits of the IOSPE (Black Sea) and "
             "IAph (Aphrodisias) inscriptions, with the lexicon of their words "
-            "(a damaged word is restored from the words that fit) and phrase and shape "
-            "memories of the inscriptions (a formula from its parallels, even where only its "
-            "layout survives); '?' = character to restore, "
-            "'-' = missing", unit="characters"),
+            "(a damaged word is restored from the words that fit) and a phrase and shape "
+            "memory of each corpus (a formula from its parallels, even where only its layout "
+            "survives), weighed by how like each corpus the input is; '?' = character to "
+            "restore, '-' = missing", unit="characters"),
     Builtin("latin", "latin", "latin",
             "Character transformer like builtin:greek (conv + 4 layers, hidden 192, 511-character "
             "context) in Aeneas's Latin alphabet, on the training split of 34,972 EDH Latin "
