@@ -30,6 +30,7 @@ prior π, and κ as ``"sharpness"``) and ``sources/<name>/phrases.safetensors`` 
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -166,8 +167,6 @@ def save_gate(path: Path, names: list[str], priors: list[float] | None = None,
               sharpness: float = GATE_SHARPNESS) -> Path:
     """Write ``path/gate.json`` for the sources ``names`` (their memories already under
     ``path/sources/<name>/``), equal priors unless given."""
-    import json
-
     priors = priors or [1.0] * len(names)
     entries = [{"name": n, "prior": p} for n, p in zip(names, priors)]
     (path / GATE_FILE).write_text(json.dumps({"format": FORMAT, "sharpness": sharpness,
