@@ -10,6 +10,26 @@ import pytest
 from infill.data.builtins import builtin_path
 
 
+@pytest.fixture(scope="session")
+def tiny_char():
+    """``tiny_char(**parts)``: an untrained 1-layer Greek character model (seed 0) with the
+    given parts set on it (``phrases=``, ``shapes=``, ``gate=``, ...)."""
+    import torch
+
+    from infill.data.greek import GREEK
+    from infill.models.char import CharConfig, CharMaskedLM, CharTransformer
+
+    def make(**parts) -> CharMaskedLM:
+        torch.manual_seed(0)
+        net = CharTransformer(CharConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32,
+                                         max_length=64))
+        model = CharMaskedLM(net, GREEK, device="cpu")
+        for name, part in parts.items():
+            setattr(model, name, part)
+        return model
+    return make
+
+
 @pytest.fixture(scope="module")
 def recommending(tmp_path_factory):
     """``recommending(name, defaults)``: a copy of builtin ``name``'s folder whose

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import infill
 from infill.data.greek import GREEK, normalize
 from infill.errors import ModelLoadError
-from infill.models.char import CharConfig, CharMaskedLM, CharTransformer, save_char
+from infill.models.char import save_char
 from infill.models.gate import GATE_FILE, MemoryGate, Source, load_gate, save_gate
 from infill.models.phrases import PHRASES_FILE, USER_PHRASES, build_phrases
 from infill.models.shapes import SHAPES_FILE, build_shapes
@@ -39,14 +39,6 @@ def _source(name: str, lines: list[str], prior: float = 1.0) -> Source:
 def _gate(sharpness: float = 0.5, priors=(1.0, 1.0)) -> MemoryGate:
     return MemoryGate([_source("doric", DORIC, priors[0]), _source("attic", ATTIC, priors[1])],
                       sharpness, np.array(TEXT))
-
-
-def _tiny_model(gate=None) -> CharMaskedLM:
-    torch.manual_seed(0)
-    net = CharTransformer(CharConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_length=64))
-    model = CharMaskedLM(net, A, device="cpu")
-    model.gate = gate
-    return model
 
 
 def _brute_evidence(memory, ids: torch.Tensor) -> float:
@@ -91,10 +83,10 @@ def test_one_source_is_exactly_its_own_memories():
 
 @pytest.mark.parametrize("text, gold", [("εδοξε ται βουλαι και τωι δ?μωι", "α"),
                                         ("εδοξε τηι βουληι και τωι δ?μωι", "η")])
-def test_the_context_reads_its_own_corpus_where_pooled_memories_cannot_tell(text, gold):
-    gated = infill.fill(_tiny_model(_gate(0.5)), text, marker="?", top_k=1)[0][0]
+def test_the_context_reads_its_own_corpus_where_pooled_memories_cannot_tell(text, gold, tiny_char):
+    gated = infill.fill(tiny_char(gate=_gate(0.5)), text, marker="?", top_k=1)[0][0]
     assert normalize("".join(gated.fills)) == gold
-    pooled = _tiny_model()
+    pooled = tiny_char()
     pooled.phrases = build_phrases(DORIC + ATTIC, A, sides=SIDES, beta=0.5)
     pooled.shapes = build_shapes(DORIC + ATTIC, A)
     both = [normalize("".join(infill.fill(pooled, t, marker="?", top_k=1)[0][0].fills))
@@ -102,8 +94,8 @@ def test_the_context_reads_its_own_corpus_where_pooled_memories_cannot_tell(text
     assert both[0] == both[1]                 # pooled: the same letter in either dialect
 
 
-def _saved(tmp_path, sharpness=0.5):
-    d = save_char(_tiny_model().model, tmp_path / "m", A)
+def _saved(tmp_path, tiny_char, sharpness=0.5):
+    d = save_char(tiny_char().model, tmp_path / "m", A)
     for name, lines in (("doric", DORIC), ("attic", ATTIC)):
         (d / "sources" / name).mkdir(parents=True)
         build_phrases(lines, A, sides=SIDES, beta=0.5).save(d / "sources" / name / PHRASES_FILE, A)
@@ -112,8 +104,8 @@ def _saved(tmp_path, sharpness=0.5):
     return d
 
 
-def test_the_files_round_trip_and_a_users_phrases_go_into_every_source(tmp_path):
-    d = _saved(tmp_path)
+def test_the_files_round_trip_and_a_users_phrases_go_into_every_source(tmp_path, tiny_char):
+    d = _saved(tmp_path, tiny_char)
     model = infill.load_model(str(d), device="cpu")
     want = _gate(0.5, (2.0, 1.0))
     ids = _ids("εδοξε τηι βουληι και τωι δ?μωι").numpy()
@@ -145,8 +137,8 @@ def test_the_files_round_trip_and_a_users_phrases_go_into_every_source(tmp_path)
     (lambda g: g["sources"][0].update(name="ionic"), "has no sources/ionic/phrases"),
     (lambda g: g["sources"][0].update(extra=1), "each source is"),
 ])
-def test_a_bad_gate_is_one_error_and_exit_2(tmp_path, change, says):
-    d = _saved(tmp_path)
+def test_a_bad_gate_is_one_error_and_exit_2(tmp_path, change, says, tiny_char):
+    d = _saved(tmp_path, tiny_char)
     gate = json.loads((d / GATE_FILE).read_text())
     change(gate)
     (d / GATE_FILE).write_text(json.dumps(gate))

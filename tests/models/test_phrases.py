@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import infill
 from infill.data.greek import GREEK, normalize
 from infill.errors import ModelLoadError
-from infill.models.char import CharConfig, CharMaskedLM, CharTransformer, save_char
+from infill.models.char import save_char
 from infill.models.phrases import (PHRASES_FILE, USER_PHRASES, build_phrases, drop_rare,
                                   load_phrases)
 from infill_cli.main import main
@@ -100,25 +100,17 @@ def test_the_cases_are_not_vacuous():
     assert sum(seen) >= 6 and not all(seen)
 
 
-def _tiny_model(phrases=None) -> CharMaskedLM:
-    torch.manual_seed(0)
-    net = CharTransformer(CharConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_length=64))
-    model = CharMaskedLM(net, A, device="cpu")
-    model.phrases = phrases
-    return model
-
-
 @pytest.mark.parametrize("text, gold", [
     ("εδοξε τηι βουληι και τωι ?????", "δημωι"),     # the formula's lost end
     ("ανηρ αγ???σ ων", "αθο"),                       # a stretch inside a phrase
     ("- - -ο δημοσ ανεθη?εν", "κ"),
     ("ευνοιασ ?????", "ενεκα"),
 ])
-def test_a_damaged_formula_finds_its_parallel(text, gold):
+def test_a_damaged_formula_finds_its_parallel(text, gold, tiny_char):
     lines = LINES[:6] + ["ευνοιασ ενεκα"]
     memory = build_phrases(lines, A, sides=((4, 0), (8, 0), (0, 4), (3, 3), (6, 6)), beta=0.1)
-    with_memory = infill.fill(_tiny_model(memory), text, marker="?", top_k=1)[0][0]
-    bare = infill.fill(_tiny_model(), text, marker="?", top_k=1)[0][0]
+    with_memory = infill.fill(tiny_char(phrases=memory), text, marker="?", top_k=1)[0][0]
+    bare = infill.fill(tiny_char(), text, marker="?", top_k=1)[0][0]
     assert normalize("".join(with_memory.fills), strip=False) == gold
     assert "".join(bare.fills) != "".join(with_memory.fills)   # the untrained network alone
 
@@ -200,8 +192,8 @@ def test_garbage_and_a_bad_users_file_are_one_error(tmp_path, content):
         load_phrases(path, A)
 
 
-def test_a_model_directory_loads_its_memory_and_a_bad_one_is_exit_2(tmp_path):
-    d = save_char(_tiny_model().model, tmp_path / "m", A)
+def test_a_model_directory_loads_its_memory_and_a_bad_one_is_exit_2(tmp_path, tiny_char):
+    d = save_char(tiny_char().model, tmp_path / "m", A)
     build_phrases(LINES, A, sides=SIDES, rest=4).save(d / PHRASES_FILE, A)
     assert infill.load_model(str(d), device="cpu").phrases is not None
     (d / PHRASES_FILE).write_bytes(b"\x00" * 20)
@@ -252,11 +244,12 @@ def test_pairs_mix_the_words_seen_beside_the_neighbours_by_their_formula():
     assert abs(float(mixed[0].double().exp().sum(-1).sub(1).abs().max())) < 1e-5
 
 
-def test_a_whole_lost_word_is_restored_from_its_neighbour_and_the_file_round_trips(tmp_path):
+def test_a_whole_lost_word_is_restored_from_its_neighbour_and_the_file_round_trips(tmp_path,
+                                                                                   tiny_char):
     from infill.models.phrases import PAIRS_FILE, load_pairs
 
     pairs, lexicon = _pairs(beta=0.1)
-    model = _tiny_model()
+    model = tiny_char()
     model.lexicon, model.pairs = lexicon, pairs
     got = infill.fill(model, "αγαθηι ????? εδοξε", marker="?", top_k=1)[0][0]
     assert normalize("".join(got.fills)) == "τυχηι"

@@ -6,13 +6,12 @@ import shutil
 
 import numpy as np
 import pytest
-import torch
 from click.testing import CliRunner
 
 import infill
 from infill.data.greek import GREEK, normalize
 from infill.errors import ModelLoadError
-from infill.models.char import CharConfig, CharMaskedLM, CharTransformer, save_char
+from infill.models.char import save_char
 from infill.models.phrases import PHRASES_FILE, USER_PHRASES, build_phrases, load_phrases
 from infill.models.shapes import SHAPE_SIDES, SHAPES_FILE, build_shapes, load_shapes
 from infill_cli.main import main
@@ -166,22 +165,13 @@ def test_the_cases_are_not_vacuous():
     assert sum(seen) >= 4 and not all(seen)
 
 
-def _tiny_model(**memories) -> CharMaskedLM:
-    torch.manual_seed(0)
-    net = CharTransformer(CharConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_length=64))
-    model = CharMaskedLM(net, A, device="cpu")
-    for name, memory in memories.items():
-        setattr(model, name, memory)
-    return model
-
-
-def test_a_formula_with_every_letter_lost_is_restored_from_its_layout():
+def test_a_formula_with_every_letter_lost_is_restored_from_its_layout(tiny_char):
     text = "θεοι· ----- --- ------ --- --- ?????"
     shapes = build_shapes(LINES, A, sides=((24, 0), (8, 8)), beta=0.1)
     letters = build_phrases(LINES, A, beta=0.1)
-    fill = infill.fill(_tiny_model(shapes=shapes, phrases=letters), text, marker="?", top_k=1)
+    fill = infill.fill(tiny_char(shapes=shapes, phrases=letters), text, marker="?", top_k=1)
     assert normalize("".join(fill[0][0].fills)) == "δαμωι"
-    alone = infill.fill(_tiny_model(phrases=letters), text, marker="?", top_k=1)[0][0]
+    alone = infill.fill(tiny_char(phrases=letters), text, marker="?", top_k=1)[0][0]
     assert normalize("".join(alone.fills)) != "δαμωι"   # no letter around: the phrases are mute
 
 
@@ -212,8 +202,8 @@ def test_letters_memories_read_as_before():
     assert not np.isin(memory.tokens, [A.missing_id, A.unk_id]).any()
 
 
-def test_a_model_directory_loads_its_shapes_and_a_bad_file_is_exit_2(tmp_path):
-    d = save_char(_tiny_model().model, tmp_path / "m", A)
+def test_a_model_directory_loads_its_shapes_and_a_bad_file_is_exit_2(tmp_path, tiny_char):
+    d = save_char(tiny_char().model, tmp_path / "m", A)
     build_shapes(LINES, A).save(d / SHAPES_FILE, A)
     model = infill.load_model(str(d), device="cpu")
     assert model.shapes is not None and model.mixed.index("shapes") < model.mixed.index("phrases")
