@@ -1,4 +1,4 @@
-"""Calibration of builtin:greek's probabilities (issue 48): a temperature and an unlisted mass
+"""Calibration of builtin:greek's (and builtin:latin's) probabilities (issue 48): a temperature and an unlisted mass
 fitted on validation, the expected calibration error and reliability diagram before and after.
 
 A restoration's stated probability is the first completion's share of the beam's ten at
@@ -17,6 +17,10 @@ grid of 0.1 together), the others are only measured:
         --set IAph=../shared/data/greek/iaph:validation:lengths/new.iaph.validation.jsonl \\
         --fit IOSPE --fit IAph --png benchmarks/results/greek_calibration.png
 
+builtin:latin's: the same with ``--fold-uv`` (``u`` and ``v`` one letter) on the caches of
+``benchmarks/results/latin/`` (top-20 lists, of which ``--listed 10`` share the probability, as
+the beam's ten do for Greek); see benchmarks/results/latin_lengths.md.
+
 ECE: 10 equal-width bins of stated probability, Σ_bins (n_b / n) |accuracy_b − mean p_b|. Its
 "floor" is the ECE a perfectly calibrated model would show on as many supplements at the same
 stated probabilities (outcomes drawn as Bernoulli(p)): an ECE at its floor is no evidence of
@@ -31,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from infill.bench.epidoc import epidoc_folder, tasks_for
+from infill.data.latin import fold_uv
 from infill.filling.calibration import calibrated
 
 BINS = 10
@@ -39,8 +44,11 @@ PAIRS = [(t, u) for t in np.round(np.arange(0.5, 3.0001, 0.05), 2)
          for u in np.round(np.arange(-8.0, 2.0001, 0.1), 1)]
 
 
-def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
-    """(label, each supplement's ten scores, top-1 correctness) of ``LABEL=CORPUS:SPLIT:CACHE``."""
+def load_set(spec: str, listed: int = 10, same=lambda s: s
+             ) -> tuple[str, list[list[float]], np.ndarray]:
+    """(label, each supplement's first ``listed`` scores, top-1 correctness) of
+    ``LABEL=CORPUS:SPLIT:CACHE``; ``same`` maps a restoration and the editor's supplement to
+    what is compared (Latin: :func:`~infill.data.latin.fold_uv`)."""
     label, rest = spec.split("=", 1)
     corpus, split, cache = rest.split(":", 2)
     gold = {f"{Path(t.file).name}#{t.index}": t.gold
@@ -54,8 +62,8 @@ def load_set(spec: str) -> tuple[str, list[list[float]], np.ndarray]:
                    "scores": [row["score"][i] for i in order]}
         if "scores" in row and row["key"] in gold and row["fills"]:
             rows[row["key"]] = row
-    scores = [rows[k]["scores"] for k in sorted(rows)]
-    right = np.array([float(rows[k]["fills"][0] == gold[k]) for k in sorted(rows)])
+    scores = [rows[k]["scores"][:listed] for k in sorted(rows)]
+    right = np.array([float(same(rows[k]["fills"][0]) == same(gold[k])) for k in sorted(rows)])
     return label, scores, right
 
 
@@ -130,8 +138,13 @@ def main() -> None:
                     help="measure at this temperature instead of fitting (with --given-unlisted)")
     ap.add_argument("--given-unlisted", type=float, default=None)
     ap.add_argument("--png", type=Path, default=None)
+    ap.add_argument("--listed", type=int, default=10,
+                    help="restorations a stated probability is shared among (a cache's first N)")
+    ap.add_argument("--fold-uv", action="store_true",
+                    help="compare u and v as one letter (Latin: the stone has V for both)")
     args = ap.parse_args()
-    sets = [load_set(s) for s in args.sets]
+    same = fold_uv if args.fold_uv else (lambda s: s)
+    sets = [load_set(s, args.listed, same) for s in args.sets]
     if args.temperature:
         (t, u), how = (args.temperature, args.given_unlisted), "given"
     else:

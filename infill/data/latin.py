@@ -25,7 +25,7 @@ import unicodedata
 from infill.data.greek import GREEK, Alphabet
 
 __all__ = ["GREEK_LANGS", "LATIN", "LATIN_LANGS", "alphabet_for", "fold_uv", "language_name",
-           "script_of", "stone_text"]
+           "letters_by_script", "script_of", "stone_text"]
 
 LATIN = Alphabet(letters="abcdefghiklmnopqrstuvxyz", variants={"j": "i"}, name="Latin",
                  expansions="drop")
@@ -54,21 +54,26 @@ def fold_uv(text: str) -> str:
     return text.replace("v", "u")
 
 
+def letters_by_script(text: str) -> dict[str, int]:
+    """How many of ``text``'s letters are Latin and how many Greek."""
+    count = {"latin": 0, "greek": 0}
+    for c in text:
+        if c.isalpha():
+            name = unicodedata.name(c, "")
+            if name.startswith("LATIN"):
+                count["latin"] += 1
+            elif name.startswith("GREEK"):
+                count["greek"] += 1
+    return count
+
+
 def script_of(text: str) -> str | None:
     """``"latin"`` or ``"greek"``: the script of most of the letters of ``text`` (None: no
     letters of either)."""
-    latin = greek = 0
-    for c in text:
-        if not c.isalpha():
-            continue
-        name = unicodedata.name(c, "")
-        if name.startswith("LATIN"):
-            latin += 1
-        elif name.startswith("GREEK"):
-            greek += 1
-    if not latin and not greek:
+    count = letters_by_script(text)
+    if not count["latin"] and not count["greek"]:
         return None
-    return "latin" if latin > greek else "greek"
+    return "latin" if count["latin"] > count["greek"] else "greek"
 
 
 def _base(lang: str | None) -> str | None:

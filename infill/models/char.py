@@ -31,7 +31,7 @@ from torch import nn
 from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
-from infill.data.latin import stone_text
+from infill.data.latin import letters_by_script, stone_text
 from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
@@ -375,6 +375,7 @@ class CharMaskedLM(MaskedLM):
         if not text or not text.strip():
             raise InputError("empty input: nothing to fill")
         a = self.alphabet
+        self.check_script(text)
         parts = re.split("(" + re.escape(marker) + "|" + re.escape(a.mask) + "+)", text)
         raw, seps = parts[0::2], parts[1::2]
         if not seps:
@@ -394,6 +395,19 @@ class CharMaskedLM(MaskedLM):
         segments = list(raw)
         segments[0], segments[-1] = segments[0].lstrip(), segments[-1].rstrip()
         return Encoding(ids, gaps, segments, self.input_notes(text))
+
+    def check_script(self, text: str) -> None:
+        """A Greek model given a text in Latin script (or the reverse) says so instead of
+        restoring letters it reads as unknown: fewer than a fifth of the text's letters are in
+        the model's script (a bilingual inscription, about half each, is read)."""
+        own = self.alphabet.name.lower()
+        if own not in ("greek", "latin"):
+            return
+        count = letters_by_script(text)
+        other = "latin" if own == "greek" else "greek"
+        if count[other] and count[own] * 4 < count[other]:
+            raise InputError(f"the text is in {other.title()} script; {self.name} restores "
+                             f"{own.title()} (a {other.title()} model: builtin:{other})")
 
     def input_notes(self, text: str) -> list[str]:
         unknown = unknown_characters(text, self.alphabet)

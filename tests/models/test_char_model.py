@@ -132,12 +132,26 @@ def test_encode_keeps_spaces_next_to_a_gap_and_round_trips_plain_text():
 
 def test_unknown_characters_are_read_as_unknown_and_reported():
     lm = CharMaskedLM(tiny_model(max_length=64), device="cpu")
-    enc = lm.encode("hello wor?d λόγος", gap=1)
-    assert "".join(A.symbols[i] for i in enc.input_ids[1:]) == "^^^^^ ^^^?^ λογοσ"
-    assert enc.notes == ["characters outside the Greek alphabet read as unknown (^): helowrd"]
+    enc = lm.encode("he wor?d λόγος ἐστί", gap=1)
+    assert "".join(A.symbols[i] for i in enc.input_ids[1:]) == "^^ ^^^?^ λογοσ εστι"
+    assert enc.notes == ["characters outside the Greek alphabet read as unknown (^): heword"]
     assert lm.encode("λόγ?ς", gap=1).notes == []          # accents, final sigma: not unknown
-    (c, *_), = infill.fill(lm, "hello wor?d", top_k=1)
-    assert c.text[:9] == "hello wor" and c.text[10:] == "d"   # the user's text, one restored
+    (c, *_), = infill.fill(lm, "he wor?d λόγος ἐστί", top_k=1)
+    assert c.text[:6] == "he wor" and c.text[7:] == "d λόγος ἐστί"   # the user's text, one restored
+
+
+def test_a_text_in_the_other_script_is_one_error_naming_both():
+    """Fewer than a fifth of the letters Greek: a Greek model restores nothing it would read as
+    unknown; a bilingual text (about half of each) is read, its Latin letters as unknown."""
+    lm = CharMaskedLM(tiny_model(max_length=64), name="builtin:greek", device="cpu")
+    with pytest.raises(InputError, match=r"^the text is in Latin script; builtin:greek restores "
+                       r"Greek \(a Latin model: builtin:latin\)$"):
+        lm.encode("hello wor?d ὁ", gap=1)               # 9 Latin letters, 1 Greek
+    assert lm.encode("hello wor?d λόγος", gap=1).notes   # 9 and 5: read, with a note
+    with pytest.raises(InputError, match="Latin script"):
+        infill.fill(lm, "d m ????? felici vixit annis xxv")
+    assert lm.encode("imp caesar αὐτοκράτωρ καῖσ?ρ", gap=1).notes == [
+        "characters outside the Greek alphabet read as unknown (^): impcaesr"]
 
 
 def test_encode_errors():

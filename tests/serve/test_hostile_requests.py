@@ -72,3 +72,22 @@ def test_an_extra_character_model_reads_leiden_from_the_first_request(greek_char
     want = json.loads(cli.stdout)
     assert [c["fills"] for c in r.json()["completions"]] == \
         [c["fills"] for c in want["completions"]] and len(want["completions"]) == 3
+
+
+def test_a_text_in_the_other_script_is_the_same_one_line_everywhere(client, catalog):
+    """The issue's Latin epitaph given to builtin:greek: CLI exit 2, the API's InputError and a
+    400 over HTTP, one message naming both scripts (it once restored Greek words in it)."""
+    from click.testing import CliRunner
+
+    import infill
+    from infill_cli.main import main
+
+    text = "d m ????? felici vixit annis xxv"
+    want = "the text is in Latin script; builtin:greek restores Greek (a Latin model: " \
+           "builtin:latin)"
+    cli = CliRunner().invoke(main, ["run", "-m", "builtin:greek", text])
+    assert cli.exit_code == 2 and want in cli.output and "Traceback" not in cli.output
+    api = infill.fill_each(catalog.get("builtin:greek"), [text])[0]
+    assert api.error == want and api.completions == []
+    assert want in one_line(client.post("/api/fill", json={"text": text,
+                                                           "model": "builtin:greek"}), 400)
