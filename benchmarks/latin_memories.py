@@ -3,7 +3,7 @@
 size.
 
     OMP_NUM_THREADS=1 python benchmarks/latin_memories.py --inscriptions EDH_DIR \\
-        --out data/models/latin [--chars 600000 --min-count 2 --lexicon-min 2]
+        --out data/models/latin [--chars 1500000 --min-count 3 --pairs-min 2]
 
 The inscriptions' texts are the training split (seed 0, 80/10/10 by inscription) read by the
 EpiDoc reader, as ``infill train latin --inscriptions`` reads them (``--texts FILE``: a JSON list
@@ -31,8 +31,16 @@ def main() -> None:
     ap.add_argument("--texts", type=Path, default=None)
     ap.add_argument("--save-texts", type=Path, default=None)
     ap.add_argument("--chars", type=int, default=latin.MEMORY_CHARS)
-    ap.add_argument("--min-count", type=int, default=latin.MIN_COUNT)
+    ap.add_argument("--min-count", type=int, default=latin.MIN_COUNT,
+                    help="phrase and shape entries counted fewer times are left out")
+    ap.add_argument("--pairs-min", type=int, default=latin.PAIRS_MIN,
+                    help="word pairs seen fewer times are left out")
     ap.add_argument("--lexicon-min", type=float, default=1.0)
+    ap.add_argument("--phrase-levels", default=None,
+                    help="the phrase memory's levels, L:R,... in mixing order (default "
+                    "latin.PHRASE_LEVELS)")
+    ap.add_argument("--phrase-beta", type=float, default=latin.PHRASE_WITTEN_BELL,
+                    help="the phrase memory's Witten-Bell beta")
     args = ap.parse_args()
     t0 = time.perf_counter()
     texts = json.loads(args.texts.read_text(encoding="utf-8")) if args.texts else \
@@ -42,8 +50,12 @@ def main() -> None:
     print(f"{len(texts):,} training inscriptions ({sum(map(len, texts)):,} characters); "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    latin.LEXICON_MIN = args.lexicon_min
-    latin.write_memories(args.out, texts, texts, LATIN, args.chars, args.min_count)
+    latin.LEXICON_MIN, latin.PHRASE_WITTEN_BELL = args.lexicon_min, args.phrase_beta
+    if args.phrase_levels:
+        latin.PHRASE_LEVELS = tuple(tuple(int(n) for n in side.split(":"))
+                                    for side in args.phrase_levels.split(","))
+    latin.write_memories(args.out, texts, texts, LATIN, args.chars, args.min_count,
+                         args.pairs_min)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
         print(f"{f}: {(args.out / f).stat().st_size / 2 ** 20:.1f} MiB")
     print(f"{time.perf_counter() - t0:.0f} s")

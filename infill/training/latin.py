@@ -19,14 +19,15 @@ import numpy as np
 from infill.data.greek import word_weights
 from infill.data.latin import LATIN
 from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon
-from infill.models.phrases import (PAIRS_FILE, PHRASES_FILE, build_pairs, build_phrases, drop_rare,
-                                  pair_counts)
+from infill.models.phrases import (PAIRS_FILE, PHRASE_BETA, PHRASE_SIDES, PHRASES_FILE,
+                                  build_pairs, build_phrases, drop_rare, pair_counts)
 from infill.models.shapes import SHAPES_FILE, build_shapes
 from infill.training.greek import GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
-__all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "LatinFamily", "train",
+__all__ = ["LEXICON_MIN", "MEMORY_CHARS", "MIN_COUNT", "PAIRS_MIN", "PHRASE_LEVELS",
+           "PHRASE_WITTEN_BELL", "LatinFamily", "train", "write_context_memories",
            "write_memories"]
 
 MEMORY_CHARS = 1_500_000
@@ -36,7 +37,18 @@ split restored 3.5 points more at rank 1 than a fifth (the test split did not co
 within its interval; +2.3 in the top 20), and all of it no more than half at twice the size
 (benchmarks/results/latin_lengths.md)."""
 MIN_COUNT = 3
-"""Phrase and shape entries, and word pairs, counted fewer times than this are left out."""
+"""Phrase and shape entries counted fewer times than this are left out."""
+PAIRS_MIN = 2
+"""Word pairs seen fewer times than this are left out (twice: 31,691 pairs, 0.4 MiB; three
+times keeps 15,991)."""
+PHRASE_LEVELS = PHRASE_SIDES
+"""The phrase memory's levels (left, right characters), in mixing order: builtin:greek's. Two
+shorter levels first, (2, 2) and (4, 0) (12.2 -> 19.5 MiB), restored no more at rank 1 on
+validation (+1.5 [-3.0, +6.0] on 200 supplements; -10 points on 40 of 1-3 letters), more in the
+top 20 (+3.0 and +6.7); benchmarks/results/latin_lengths.md."""
+PHRASE_WITTEN_BELL = PHRASE_BETA
+"""The phrase memory's Witten-Bell beta (the module doc of :mod:`infill.models.phrases`): on 200
+validation supplements 1 / 4 / 16 restored 52.5 / 55.5 / 54.0% at rank 1."""
 LEXICON_MIN = 2.0
 """Words the training examples hold less often than this are left out of the lexicon (a word
 of an inscription weighs its number of packed copies, so only literary hapaxes go)."""
@@ -69,21 +81,30 @@ def memory_sample(texts: list[str], chars: int = MEMORY_CHARS, seed: int = 0) ->
 
 
 def write_memories(out: Path, words, texts: list[str], alphabet=LATIN,
-                   chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT) -> None:
+                   chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT,
+                   pairs_min: int = PAIRS_MIN) -> None:
     """``out/lexicon.tsv`` (the words of the texts ``words`` -- ``infill train``: its
-    training examples, as the network saw them -- held at least :data:`LEXICON_MIN` times),
-    ``phrases.safetensors`` and ``shapes.safetensors`` (of a seeded sample of ``chars``
-    characters of the inscriptions' ``texts``, entries counted ``min_count`` times or more) and
-    ``pairs.tsv`` (the word pairs of all ``texts`` seen ``min_count`` times or more)."""
+    training examples, as the network saw them -- held at least :data:`LEXICON_MIN` times) and
+    the memories of the inscriptions' ``texts`` (:func:`write_context_memories`)."""
+    weights = word_weights(words, alphabet)
+    build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, alphabet,
+                  LEXICON_BETA).save(out / LEXICON_FILE, alphabet)
+    write_context_memories(out, texts, alphabet, chars, min_count, pairs_min)
+
+
+def write_context_memories(out: Path, texts: list[str], alphabet=LATIN,
+                           chars: int = MEMORY_CHARS, min_count: int = MIN_COUNT,
+                           pairs_min: int = PAIRS_MIN) -> None:
+    """``phrases.safetensors`` (at :data:`PHRASE_LEVELS`) and ``shapes.safetensors`` of a
+    seeded sample of ``chars`` characters of ``texts``, entries counted ``min_count`` times or
+    more, and ``pairs.tsv``: the word pairs of all ``texts`` seen ``pairs_min`` times or more."""
     a = alphabet
-    weights = word_weights(words, a)
-    build_lexicon({w: float(c) for w, c in weights.items() if c >= LEXICON_MIN}, a,
-                  LEXICON_BETA).save(out / LEXICON_FILE, a)
     sample = memory_sample(texts, chars)
-    for memory, name in ((build_phrases(sample, a), PHRASES_FILE),
+    for memory, name in ((build_phrases(sample, a, sides=PHRASE_LEVELS,
+                                                beta=PHRASE_WITTEN_BELL), PHRASES_FILE),
                          (build_shapes(sample, a), SHAPES_FILE)):
         drop_rare(memory, min_count, whole_contexts=False).save(out / name, a)
-    pairs = {k: v for k, v in pair_counts(texts, a).items() if v >= min_count}
+    pairs = {k: v for k, v in pair_counts(texts, a).items() if v >= pairs_min}
     build_pairs(pairs, a, None).save(out / PAIRS_FILE, a)
 
 

@@ -168,7 +168,7 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     from click.testing import CliRunner
 
     import infill
-    from infill.training.latin import MIN_COUNT
+    from infill.training.latin import MIN_COUNT, PAIRS_MIN
     from infill_cli.main import main
 
     lines = ["dis manibus sacrum vixit annis xxv", "hic situs est sit tibi terra levis"] * 40
@@ -183,5 +183,10 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     for memory in (model.phrases, model.shapes):
         assert memory is not None and (not len(memory.counts) or memory.counts.min() >= MIN_COUNT)
     assert len(model.shapes.keys) > 0
+    # the word pairs seen twice are kept, as in the shipped pairs.tsv (the fixtures' training
+    # split has two)
+    pairs = [line.split("\t") for line in
+             (tmp_path / "m" / "pairs.tsv").read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(pairs) == 2 and all(float(count) >= PAIRS_MIN for *_, count in pairs)
     fill = infill.fill(model, "d m ????? vixit", marker="?", top_k=1)[0][0]
     assert len("".join(fill.fills)) == 5
