@@ -97,11 +97,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             shapes: Path | None = None, rerank: str | None = None, top_k: int = 10,
             scorer: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
-    done = {}
-    if cache.is_file():
-        for line in cache.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            done[row["key"]] = row["fills"]
+    done = cached(cache)
     todo = [t for t in tasks if key(t) not in done]
     if todo:
         model = infill.load_model(model_name, device="cpu")
@@ -136,6 +132,14 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
                 print(f"  {model_name}: {k + len(chunk)}/{len(todo)} "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
     return done
+
+
+def cached(cache: Path) -> dict[str, list[str]]:
+    """{task key: restorations} that ``cache`` holds (empty where there is no cache yet)."""
+    if not cache.is_file():
+        return {}
+    rows = (json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines())
+    return {row["key"]: row["fills"] for row in rows}
 
 
 def give_names(model, path: Path, mixtures: str) -> None:

@@ -24,6 +24,18 @@ from infill.data.latin import LATIN
 from infill.training import latin
 
 
+def levels(spec: str) -> tuple[tuple[int, int], ...]:
+    """``L:R,L:R,...`` -> ((L, R), ...) (an argparse type: a malformed one is one line, exit 2)."""
+    try:
+        out = tuple((int(left), int(right)) for left, right in
+                    (side.split(":") for side in spec.split(",")))
+    except ValueError:
+        out = ()
+    if not out or any(n < 0 for side in out for n in side):
+        raise argparse.ArgumentTypeError(f"{spec!r}: write L:R,L:R,... (whole numbers)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inscriptions", type=Path, required=True, help="the EDH folder")
@@ -36,7 +48,7 @@ def main() -> None:
     ap.add_argument("--pairs-min", type=int, default=latin.PAIRS_MIN,
                     help="word pairs seen fewer times are left out")
     ap.add_argument("--lexicon-min", type=float, default=1.0)
-    ap.add_argument("--phrase-levels", default=None,
+    ap.add_argument("--phrase-levels", type=levels, default=None,
                     help="the phrase memory's levels, L:R,... in mixing order (default "
                     "latin.PHRASE_LEVELS)")
     ap.add_argument("--phrase-beta", type=float, default=latin.PHRASE_WITTEN_BELL,
@@ -52,8 +64,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     latin.LEXICON_MIN, latin.PHRASE_WITTEN_BELL = args.lexicon_min, args.phrase_beta
     if args.phrase_levels:
-        latin.PHRASE_LEVELS = tuple(tuple(int(n) for n in side.split(":"))
-                                    for side in args.phrase_levels.split(","))
+        latin.PHRASE_LEVELS = args.phrase_levels
     latin.write_memories(args.out, texts, texts, LATIN, args.chars, args.min_count,
                          args.pairs_min)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):

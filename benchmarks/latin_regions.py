@@ -6,8 +6,9 @@ Britain, Dalmatia's families); a province is the closest thing to an unseen corp
 For each held-out region (one or more EDH provinces, ``--region NAME=PROV,PROV``), the phrase and
 shape memories and the word pairs are rebuilt as ``infill train latin`` builds them
 (:func:`infill.training.latin.write_context_memories` of the training split's inscriptions) but
-**without the region's inscriptions**, and a seeded sample of the region's validation supplements (1-10 letters, each
-hidden in turn, as ``iospe_lengths_report.py`` hides them) is restored three ways:
+**without the region's inscriptions**, and a seeded sample of the region's validation
+supplements (1-10 letters, each hidden in turn, as ``iospe_lengths_report.py`` hides them) is
+restored three ways:
 
 - ``shipped``: builtin:latin as it ships (its memories hold the region's training inscriptions);
 - ``elsewhere``: the same network and lexicon with the memories of the other regions only -- the
@@ -24,12 +25,12 @@ all three (the question is the memories).
         --region Britannia=Britannia --region Dalmatia=Dalmatia --per-region 120
 
 The restorations are cached in ``--out`` (``<region>.<config>.jsonl``), the memories built in
-``--memories``; a rerun decodes (and builds) only what is missing. Prints one table per region and one over all of them.
+``--memories``; a rerun decodes (and builds) only what is missing. Prints one table per region
+and one over all of them.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import time
@@ -43,6 +44,7 @@ from infill.bench.epidoc import tasks_for
 from infill.data.epidoc_corpus import corpus_files, split_files
 from infill.data.inscriptions import training_texts
 from infill.data.latin import fold_uv
+from infill.errors import InputError
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE
 from infill.models.shapes import SHAPES_FILE
 from infill.training.latin import write_context_memories
@@ -72,14 +74,6 @@ def region_tasks(every: list, provinces: frozenset[str], per_region: int,
     if 0 < per_region < len(tasks):
         tasks = random.Random(0).sample(tasks, per_region)
     return sorted(tasks, key=lambda t: (t.file, t.index))
-
-
-def cached(cache: Path, tasks: list) -> bool:
-    """Whether ``cache`` holds a restoration of every task."""
-    if not cache.is_file():
-        return False
-    keys = {json.loads(line)["key"] for line in cache.read_text(encoding="utf-8").splitlines()}
-    return all(report.key(t) in keys for t in tasks)
 
 
 def decode(name: str, tasks: list, out: Path, mem: Path, beam: int) -> dict[str, dict]:
@@ -117,19 +111,23 @@ def main() -> None:
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    files = corpus_files(args.inscriptions)
+    regions = [parse_region(spec) for spec in args.region]
+    try:
+        files = corpus_files(args.inscriptions)
+    except InputError as e:
+        report.fail(f"--inscriptions: {e}")
     where = {f.name: province(f) for f in files}
     train = split_files(files)["train"]
     validation = tasks_for(args.inscriptions, "validation", list(range(1, 11)))
     every, joined = [], {}
-    for name, provinces in map(parse_region, args.region):
+    for name, provinces in regions:
         missing = provinces - set(where.values())
         if missing:
             report.fail(f"--region {name}: EDH names no province {sorted(missing)}")
         tasks = region_tasks(validation, provinces, args.per_region, where)
         mem = args.memories / name
-        if not (mem / PAIRS_FILE).is_file() and not cached(args.out / f"{name}.elsewhere.jsonl",
-                                                           tasks):
+        done = report.cached(args.out / f"{name}.elsewhere.jsonl")
+        if not (mem / PAIRS_FILE).is_file() and any(report.key(t) not in done for t in tasks):
             kept = [f for f in train if where[f.name] not in provinces]
             mem.mkdir(parents=True, exist_ok=True)
             write_context_memories(mem, training_texts(kept))
@@ -140,7 +138,7 @@ def main() -> None:
         every += tasks
         for config, got in fills.items():
             joined.setdefault(config, {}).update(got)
-    if len(args.region) > 1:
+    if len(regions) > 1:
         print("\n".join(tables("all regions", every, joined)))
     top1 = {c: np.mean(report.scores(every, f)["top1"]) for c, f in joined.items()}
     print("\ntop-1 over all: " + ", ".join(f"{c} {100 * v:.1f}%" for c, v in top1.items()))
