@@ -79,6 +79,9 @@ def main() -> None:
     ap.add_argument("--range", default="1-12", help="unknown_lengths: LO-HI")
     ap.add_argument("--scores", default="pll-gap",
                     help="length scores to compare, comma-separated (each a row)")
+    ap.add_argument("--lacuna-edges", default=None,
+                    help="lacuna_edges rules to compare, comma-separated (any, letters; each "
+                    "its rows); default: the model's")
     args = ap.parse_args()
     torch.set_num_threads(1)
     tasks = tasks_for(epidoc_folder(args.corpus), args.split, list(range(2, 11)), args.files)
@@ -87,19 +90,22 @@ def main() -> None:
     model = infill.load_model(args.model, device="cpu")
     alphabet = getattr(model, "alphabet", None)
     same = fold_uv if args.fold_uv else (lambda x: x)
-    opts = {"beam_size": args.beam, "top_k": 10}
     rows = []
-    t = time.perf_counter()
-    exact = [infill.fill(model, x.text, gap=1, marker=MARK, **opts)[0] for x in tasks]
-    rows.append(row("length given (oracle)", exact, tasks, time.perf_counter() - t, alphabet,
-                    same))
-    for kind in args.scores.split(","):
+    for edges in args.lacuna_edges.split(",") if args.lacuna_edges else [None]:
+        rule = "" if edges is None else f", lacuna edges {edges}"
+        opts = {"beam_size": args.beam, "top_k": 10,
+                **({} if edges is None else {"lacuna_edges": edges})}
         t = time.perf_counter()
-        got = [one.result.completions for one in
-               fill_inputs(model, [hidden(x) for x in tasks], unknown_lengths=args.range,
-                           length_score=kind, **opts)]
-        rows.append(row(f"[---] as {args.range}, {kind}", got, tasks, time.perf_counter() - t,
+        exact = [infill.fill(model, x.text, gap=1, marker=MARK, **opts)[0] for x in tasks]
+        rows.append(row(f"length given (oracle){rule}", exact, tasks, time.perf_counter() - t,
                         alphabet, same))
+        for kind in args.scores.split(","):
+            t = time.perf_counter()
+            got = [one.result.completions for one in
+                   fill_inputs(model, [hidden(x) for x in tasks], unknown_lengths=args.range,
+                               length_score=kind, **opts)]
+            rows.append(row(f"[---] as {args.range}, {kind}{rule}", got, tasks,
+                            time.perf_counter() - t, alphabet, same))
     corpus = "IOSPE" if args.corpus == "iospe" else args.corpus.rstrip("/").rsplit("/", 1)[-1]
     print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], {corpus} {args.split}, "
           f"{args.model}, beam {args.beam}, seed 0\n")

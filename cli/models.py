@@ -55,7 +55,8 @@ def _defaults(model: str) -> dict:
     if rec.source == "infill":
         return {}
     extra = {k: v for k, v in (("gap", rec.gap), ("length_score", rec.length_score),
-                               ("length_beam", rec.length_beam), ("rerank", rec.rerank)) if v}
+                               ("length_beam", rec.length_beam), ("rerank", rec.rerank),
+                               ("lacuna_edges", rec.lacuna_edges)) if v}
     return {"defaults": {"scorer": rec.scorer, "order": rec.order, **extra},
             "defaults_why": rec.why}
 

@@ -85,6 +85,7 @@ def _fill(name: str, *aliases: str, **overrides):
               help="Protein models: allow non-standard residues (X, B, U, Z, O) as fills.")
 @_fill("region")
 @_fill("unclear")
+@_fill("lacuna_edges")
 @_fill("unknown_lengths", metavar="LO-HI")
 @no_window_option
 @click.option("--view", type=click.Choice(["table", "aligned"]), default="table",

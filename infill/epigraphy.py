@@ -74,6 +74,9 @@ class EditionResult:
     """Which options took the model's recommendation (:class:`~infill.filling.defaults.Defaults`)."""
     rerank: str | None = None
     """How its completions were reranked (:mod:`infill.filling.reranking`; None: not reranked)."""
+    lacuna_edges: str | None = None
+    """What its lacunae's first and last characters could be (None: the model writes no word
+    space)."""
     accents: bool = False
     """Whether its readings are written in the user's script (a Greek model's accents)."""
 
@@ -89,7 +92,8 @@ class EditionResult:
         ranked = isinstance(self.request.gap, list)
         return config_json(self.config, self.defaults,
                            self.request.length_score if ranked else None,
-                           self.request.length_beam if ranked else None, self.rerank)
+                           self.request.length_beam if ranked else None, self.rerank,
+                           self.lacuna_edges)
 
     def lacunae_json(self) -> list[dict]:
         """Per lacuna restored: where it is and the readings (and the editor's, if hidden)."""
@@ -251,6 +255,7 @@ def take_fill(result: EditionResult, fill) -> None:
         result.error = f"{result.path}: {fill.error}"
         return
     result.completions, result.rerank = fill.completions, fill.rerank
+    result.lacuna_edges = fill.lacuna_edges
     result.readings = readings_for(result.rendered, fill.completions,
                                    default_lexicon() if result.accents else None,
                                    fill.defaults)

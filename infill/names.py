@@ -9,7 +9,7 @@ tuples by ``tests/test_config.py``. In each tuple the first name is the default.
 from __future__ import annotations
 
 __all__ = ["SCORERS", "ORDERS", "ORDER_CODES", "DECODERS", "SAMPLERS", "DEDUP_KEEPS", "PIVOT_CONTEXTS",
-           "LENGTH_SCORES", "LENGTH_BEAMS", "RERANKS", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
+           "LENGTH_SCORES", "LENGTH_BEAMS", "RERANKS", "LACUNA_EDGES", "UNCLEAR", "REGIONS", "DTYPES", "DTYPE_SPELLINGS", "FAMILIES"]
 
 SCORERS = ("hcb", "standard", "scramble", "swap")
 """Update rules of beam search (METHODS §1.1; :data:`infill.decoding.scorers.SCORER_CLASSES`)."""
@@ -38,6 +38,10 @@ RERANKS = ("off", "pll", "pll-gap", "pll-word")
 """How the beam's completions of gaps of one length are reranked (``rerank``;
 :mod:`infill.filling.reranking`): not at all, or by the mean of their score and the
 pseudo-log-likelihood of that name (:data:`LENGTH_SCORES`)."""
+LACUNA_EDGES = ("any", "letters")
+"""What a lacuna's first and last characters may be (``lacuna_edges``;
+:func:`infill.decoding.letters.apply_edges`): any character, or a sign of the writing (letter,
+numeral, interpunct), never a word space."""
 UNCLEAR = ("keep", "restore")
 """How an unclear letter (Leiden underdot, EpiDoc ``<unclear>``) is read: as the editor reads it,
 or restored among its look-alikes (:mod:`infill.data.letters`)."""

@@ -44,7 +44,7 @@ from infill.decoding.engine import Hypothesis
 from infill.decoding.fixed import fixed_scores
 from infill.decoding.lengths import Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
-from infill.decoding.letters import apply_letters
+from infill.decoding.letters import apply_edges, apply_letters, reported_edges
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.filling import length_ranking, planner, reranking
@@ -137,6 +137,7 @@ class ReadingsResult:
     error: str | None = None
     rerank: str | None = None
     length_beam: str | None = None
+    lacuna_edges: str | None = None
     defaults: Any = field(default=None, compare=False)
     request: Any = field(default=None, compare=False)
     """The resolved fill request that ran (:class:`~infill.filling.request.FillRequest`)."""
@@ -146,7 +147,7 @@ class ReadingsResult:
     def to_json(self) -> dict:
         """One line of ``infill run --readings --json`` (the answer of ``POST /api/readings``)."""
         config = config_json(self.config, self.defaults, self.length_score, self.length_beam,
-                             self.rerank)
+                             self.rerank, self.lacuna_edges)
         return {"id": self.id, "input": self.input, "model": self.model, "config": config,
                 "gap": self.gap, "notes": self.notes, "error": self.error,
                 "lacunae": [{"lacuna": k, "readings": [r.to_json() for r in rs]}
@@ -372,7 +373,8 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
                           length_score=request.length_score if lengths else None,
                           length_beam=request.length_beam if lengths else None,
                           notes=list(beam.notes), defaults=defaults, request=request,
-                          rerank=request.rerank if reranked else None)
+                          rerank=request.rerank if reranked else None,
+                          lacuna_edges=reported_edges(model, request.lacuna_edges))
 
 
 def _key(completion) -> tuple:
@@ -392,6 +394,8 @@ def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:
     else:
         found = length_variants(model, text, lengths, request.marker)
     apply_letters(model, found, getattr(request, "letters", None), request.config.allow_special)
+    if getattr(request, "lacuna_edges", None) == "letters":
+        apply_edges(model, found, request.config.allow_special)
     return {tuple(len(g) for g in v.encoding.gaps): v for v in found}
 
 
@@ -462,8 +466,9 @@ def _check_placeable(var, at: dict, texts: list[str]) -> None:
             if mask is not None and not bool(mask[at[p]]):
                 raise InputError(f"reading {texts[k]!r} of lacuna {k + 1} does not fit: its "
                                  f"token {j + 1} may not stand there (outside the position's "
-                                 "letter set #[...], or not one whole word of word pieces where "
-                                 "the gap is 'word')", field="readings")
+                                 "letter set #[...], a word space at a lacuna's edge where "
+                                 "lacuna_edges is letters, or not one whole word of word "
+                                 "pieces where the gap is 'word')", field="readings")
 
 
 def _rerank_scores(model, out: list[dict], kind: str) -> None:

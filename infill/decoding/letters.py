@@ -10,6 +10,9 @@ model lets a gap take (:meth:`~infill.models.base.MaskedLM.allowed_mask`): the b
 sampling selectors and the MH kernel place only those tokens (METHODS §1.6 says how scores stay
 normalized).
 
+``lacuna_edges="letters"`` (:func:`apply_edges`) is a set too: at the first and last position
+of each lacuna (a run of adjacent gap positions) every token but the word space.
+
 A fixed reading (one token per position) is a letter set of one token each:
 ``position_masks(model, {p: [t] ...}, positions)``.
 """
@@ -23,7 +26,8 @@ from infill.data.greek import Alphabet, normalize
 from infill.data.letters import check_letters, entry_tokens
 from infill.errors import InputError
 
-__all__ = ["apply_letters", "check_letters", "entry_ids", "letter_masks", "position_masks"]
+__all__ = ["apply_edges", "apply_letters", "check_letters", "edge_positions", "entry_ids",
+           "letter_masks", "position_masks", "reported_edges", "word_space_id"]
 
 
 def _token_id(model, token, where: str) -> int:
@@ -137,3 +141,49 @@ def apply_letters(model, variants: list, letters, allow_special: bool = False) -
     for v in variants:
         for p, m in letter_masks(model, letters, v.encoding.gaps, allow_special).items():
             v.allowed[p] = m & v.allowed[p] if p in v.allowed else m
+
+
+def word_space_id(model) -> int | None:
+    """The output id of the word space of a model that writes one (a character model's
+    alphabet), else None (word pieces, residues: no gap holds a space)."""
+    space = getattr(getattr(model, "alphabet", None), "space", None)
+    if not isinstance(space, str):
+        return None
+    try:
+        i = int(model.token_to_id(space))
+    except Exception:               # an adapter's own error for a token it lacks
+        return None
+    return i if 0 <= i < model.vocab_size else None
+
+
+def edge_positions(gaps: Sequence[Sequence[int]]) -> list[int]:
+    """The first and last position of each lacuna: a run of adjacent gap positions (the ``?``
+    of ``d???s`` are three one-character gaps and one lacuna)."""
+    order = sorted({p for g in gaps for p in g})
+    return [p for k, p in enumerate(order)
+            if k == 0 or order[k - 1] != p - 1 or k == len(order) - 1 or order[k + 1] != p + 1]
+
+
+def apply_edges(model, variants: list, allow_special: bool = False) -> None:
+    """``lacuna_edges="letters"``: no length variant places the word space at the first or
+    last position of a lacuna (a space beside a lost word lies outside it, as Leiden brackets
+    it), in place; nothing for a model that writes no word space. (A letter set never holds the
+    space, so every edge keeps a letter.)"""
+    space = word_space_id(model)
+    if space is None:
+        return
+    base = model.allowed_mask(allow_special)
+    for v in variants:
+        for p in edge_positions(v.encoding.gaps):
+            m = (v.allowed[p] if p in v.allowed else base).clone()
+            m[space] = False
+            v.allowed[p] = m
+
+
+def reported_edges(model, edges: str | None) -> str | None:
+    """The ``lacuna_edges`` a result reports: the rule that ran for a model that writes word
+    spaces; for one that writes none (word pieces, residues) ``letters`` only -- no gap can begin
+    or end with a space there, so the rule holds by construction -- and nothing for ``any``."""
+    if word_space_id(model) is not None or edges == "letters":
+        return edges
+    return None

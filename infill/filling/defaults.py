@@ -7,7 +7,9 @@ default: 1 token) and ``"length_score"``: how fills of several lengths are ranke
 (builtin:english: ``"pll-word"``; infill's default: ``pll``), ``"length_beam"`` (builtin:greek:
 ``"shared"``) and ``"rerank"``: how completions of one length are reranked (infill's default and
 every builtin's: ``off``; :mod:`infill.filling.reranking`), and ``"temperature"`` and
-``"unlisted"``: the calibration of the probabilities it reports (:mod:`infill.filling.calibration`).
+``"unlisted"``: the calibration of the probabilities it reports (:mod:`infill.filling.calibration`),
+and ``"lacuna_edges"``: what a lacuna's first and last characters may be (builtin:latin:
+``"letters"``, never a word space; infill's default: ``any``).
 When a user does not choose these, the decode uses the model's recommendation, or infill's own
 defaults (HCB, left-to-right, 1) for a model that records none;
 :class:`Defaults` says which values were used and why, for every front end to show (CLI: one line
@@ -30,11 +32,12 @@ from infill.decoding.lengths import LENGTH_SCORES, parse_length
 from infill.errors import InfillError, ModelLoadError
 from infill.filling.calibration import MAX_TEMPERATURE, MAX_UNLISTED
 from infill.filling.request import given_ranking
-from infill.names import LENGTH_BEAMS, RERANKS
+from infill.names import LACUNA_EDGES, LENGTH_BEAMS, RERANKS
 
 __all__ = ["DEFAULTS_FILE", "FIELDS", "LIBRARY_DEFAULTS", "Defaults", "Recommendation",
            "fixed_gap", "recommendation", "resolve_defaults", "resolve_fill", "resolve_gap",
-           "resolve_length_score", "resolve_length_beam", "resolve_rerank", "RANKING",
+           "resolve_length_score", "resolve_length_beam", "resolve_rerank", "resolve_lacuna_edges",
+           "RANKING",
            "ranks_lengths",
            "config_json"]
 
@@ -52,7 +55,8 @@ class Recommendation:
     ``rerank``: how completions of one length are reranked (None: infill's, ``off``);
     ``temperature``: the calibration temperature of its probabilities (None: 1) and
     ``unlisted``: the log-score of the restorations a set of alternatives leaves out (None:
-    none; :mod:`infill.filling.calibration`)."""
+    none; :mod:`infill.filling.calibration`); ``lacuna_edges``: what a lacuna's first and last
+    characters may be (None: infill's, ``any``)."""
 
     scorer: str
     order: str
@@ -64,6 +68,7 @@ class Recommendation:
     rerank: str | None = None
     temperature: float | None = None
     unlisted: float | None = None
+    lacuna_edges: str | None = None
 
 
 LIBRARY_DEFAULTS = Recommendation(
@@ -119,12 +124,14 @@ class Defaults:
 
 
 def config_json(config, defaults: "Defaults | None", length_score: str | None = None,
-                length_beam: str | None = None, rerank: str | None = None) -> dict:
+                length_beam: str | None = None, rerank: str | None = None,
+                lacuna_edges: str | None = None) -> dict:
     """A result's JSON ``config``: the decoding options that ran (``config``, a
     :class:`~infill.config.DecodeConfig` or None), ``defaults`` ({options, source, why}) when some
     took the model's recommendation, -- where fills of several lengths were ranked
     (``length_score`` not None) -- how (``length_score``, ``length_beam``), and ``rerank``
-    where completions of one length were reranked (:mod:`infill.filling.reranking`)."""
+    where completions of one length were reranked (:mod:`infill.filling.reranking`), and
+    ``lacuna_edges`` where the model writes word spaces (None: it does not)."""
     out = {} if config is None else config.to_json()
     ranked = length_score is not None
     used = None if defaults is None else defaults.ranked(ranked, rerank is not None)
@@ -136,6 +143,8 @@ def config_json(config, defaults: "Defaults | None", length_score: str | None = 
             out["length_beam"] = length_beam
     if rerank is not None:
         out["rerank"] = rerank
+    if lacuna_edges is not None:
+        out["lacuna_edges"] = lacuna_edges
     return out
 
 
@@ -192,7 +201,8 @@ def recommendation(model) -> Recommendation:
                           _length_beam(data.get("length_beam"), path),
                           _rerank(data.get("rerank"), path),
                           _temperature(data.get("temperature"), path),
-                          _unlisted(data.get("unlisted"), path))
+                          _unlisted(data.get("unlisted"), path),
+                          _lacuna_edges(data.get("lacuna_edges"), path))
 
 
 def _temperature(value, path: Path) -> float | None:
@@ -233,6 +243,13 @@ def _rerank(kind, path: Path) -> str | None:
     if kind is not None and kind not in RERANKS:
         raise ModelLoadError(f"{path}: \"rerank\" must be one of {', '.join(RERANKS)}, "
                              f"got {str(kind)[:40]!r}")
+    return kind
+
+
+def _lacuna_edges(kind, path: Path) -> str | None:
+    if kind is not None and kind not in LACUNA_EDGES:
+        raise ModelLoadError(f"{path}: \"lacuna_edges\" must be one of "
+                             f"{', '.join(LACUNA_EDGES)}, got {str(kind)[:40]!r}")
     return kind
 
 
@@ -285,11 +302,12 @@ def resolve_fill(model, request):
     length_score, defaults = resolve_length_score(request.length_score, gap, defaults)
     length_beam, defaults = resolve_length_beam(request.length_beam, gap, defaults)
     rerank, defaults = resolve_rerank(request.rerank, config, defaults)
+    edges, defaults = resolve_lacuna_edges(request.lacuna_edges, defaults)
     if request.top_k > config.beam_size:
         config = config.replace(beam_size=request.top_k)
     defaults = dataclasses.replace(defaults, given=given_ranking(request))
     return request.replace(config=config, gap=gap, length_score=length_score,
-                           length_beam=length_beam, rerank=rerank), defaults
+                           length_beam=length_beam, rerank=rerank, lacuna_edges=edges), defaults
 
 
 def resolve_gap(gap, defaults: Defaults):
@@ -330,6 +348,17 @@ def resolve_rerank(rerank: str | None, config, defaults: Defaults):
     if rec.rerank is None or config.decoder != "beam" or config.sampling is not None:
         return "off", defaults
     return rec.rerank, Defaults({**defaults.values, "rerank": rec.rerank}, rec)
+
+
+def resolve_lacuna_edges(edges: str | None, defaults: Defaults):
+    """``lacuna_edges`` as given, or (None) the model's recommended one (recorded as used), else
+    infill's, ``any``. Returns ``(lacuna_edges, Defaults)``."""
+    rec = defaults.recommendation
+    if edges is not None:
+        return edges, defaults
+    if rec.lacuna_edges is None:
+        return LACUNA_EDGES[0], defaults
+    return rec.lacuna_edges, Defaults({**defaults.values, "lacuna_edges": rec.lacuna_edges}, rec)
 
 
 def _ranking_option(name: str, given, gap, defaults: Defaults, library: str):

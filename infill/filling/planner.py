@@ -20,7 +20,7 @@ from infill.data.files import check_text
 from infill.decoding.engine import Hypothesis
 from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
-from infill.decoding.letters import apply_letters
+from infill.decoding.letters import apply_edges, apply_letters, reported_edges
 from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.filling.decoders import DECODERS, run_decoder
@@ -50,13 +50,18 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request: FillRequest,
     config, top_k, gap = request.config, request.top_k, request.gap
     texts = _fill_texts(texts)
     lengths = _fill_lengths(model, gap, config, request.length_score)
+    edges = getattr(request, "lacuna_edges", None)
     results = [FillResult(t, [], defaults=defaults, config=config, gap=gap,
-                          letters=getattr(request, "letters", None)) for t in texts]
+                          letters=getattr(request, "letters", None),
+                          lacuna_edges=reported_edges(model, edges))
+               for t in texts]
     if own_search.applies(model, config):          # Aeneas: its search, '#' lacunae too
+        _check_own_edges(edges)
         return own_search.fill_own(model, texts, request, results, _raise)
     _check_own_options(config)
     jobs, found = _plan_jobs(model, texts, lengths, request.marker, request.window, config,
-                             results, _raise, letters=getattr(request, "letters", None))
+                             results, _raise, letters=getattr(request, "letters", None),
+                             edges=edges == "letters")
     if not jobs:
         return results
     hyps = _decode_jobs(model, jobs, found, config, request.length_beam)
@@ -79,6 +84,16 @@ def fill_resolved(model: MaskedLM, texts: Sequence[str], request: FillRequest,
 
 OWN_SEARCH_OPTIONS = ("unknown_max_length", "length_penalty")
 """The decoding options of a model's own search only (:mod:`infill.filling.own_search`)."""
+
+
+def _check_own_edges(edges: str | None) -> None:
+    """ConfigError for ``lacuna_edges="letters"`` given to Aeneas's own search, which places
+    its characters itself (honoured or refused, never dropped)."""
+    if edges == "letters":
+        raise ConfigError("'lacuna_edges' letters is a rule of infill's decoders; Aeneas's own "
+                          "search (an Aeneas model, order any-order, scorer standard) places "
+                          "its characters itself: give lacuna_edges any, or another order or "
+                          "scorer", field="lacuna_edges")
 
 
 def _check_own_options(config: DecodeConfig) -> None:
@@ -129,7 +144,7 @@ def _fill_lengths(model: MaskedLM, gap, config: DecodeConfig, length_score: str)
 
 def _plan_jobs(model: MaskedLM, texts: list[str], lengths, marker: str, window: bool,
                config: DecodeConfig, results: list[FillResult], _raise: bool,
-               letters: list | None = None
+               letters: list | None = None, edges: bool = False
                ) -> tuple[list[_Job], dict[tuple[int, int], Variant]]:
     """The decoder jobs of every input (one per length variant and context window) and each
     (input, variant)'s :class:`Variant`. An input's error, notes and windows go into its
@@ -141,7 +156,7 @@ def _plan_jobs(model: MaskedLM, texts: list[str], lengths, marker: str, window: 
     for i, t in enumerate(texts):
         try:
             planned = _plan_input(model, check_text(t, f"input {i + 1}"), lengths, marker,
-                                  window, config, letters)
+                                  window, config, letters, edges)
         except InfillError as e:
             if _raise:
                 raise
@@ -235,15 +250,18 @@ def _ranked(jobs: list[_Job], hyps: list[list[Hypothesis]], found: dict[tuple[in
 
 
 def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,
-                config: DecodeConfig, letters: list | None = None
+                config: DecodeConfig, letters: list | None = None, edges: bool = False
                 ) -> list[tuple[Variant, list[Window], int, int]]:
     """Each length variant of one input (one, for a fixed gap) with its context windows and
-    the tokens ``letters`` allows at its gap positions (:mod:`infill.decoding.letters`)."""
+    the tokens ``letters`` allows at its gap positions, with ``edges`` no word space at a
+    lacuna's first or last (:mod:`infill.decoding.letters`)."""
     if isinstance(lengths, int):
         found = [Variant((), model.encode(text, lengths, marker))]
     else:
         found = length_variants(model, text, lengths, marker)
     apply_letters(model, found, letters, config.allow_special)
+    if edges:
+        apply_edges(model, found, config.allow_special)
     out = []
     for var in found:
         enc = var.encoding

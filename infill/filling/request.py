@@ -15,7 +15,7 @@ from infill.errors import ConfigError, InputError
 from infill.fields import MAX_BATCH_SIZE, Request, option
 from infill.data.letters import check_letters
 from infill.lazy import LazyModule
-from infill.names import LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
+from infill.names import LACUNA_EDGES, LENGTH_BEAMS, LENGTH_SCORES, REGIONS, RERANKS, UNCLEAR
 
 lengths = LazyModule("infill.decoding.lengths")       # read when given: not for --help
 
@@ -107,6 +107,13 @@ class FillRequest(Request):
     unclear: str = option("keep", str, "Unclear letters (Leiden underdot, EpiDoc <unclear>): keep "
                           "(read as the editor reads them) or restore (restored among their "
                           "look-alikes in Greek capitals).", choices=UNCLEAR)
+    lacuna_edges: str | None = option(None, str, "What the first and last characters of a "
+                                      "lacuna (a run of adjacent gap positions) may be: letters "
+                                      "(a sign of the writing -- letter, numeral, interpunct -- "
+                                      "never a word space: a space beside a lost word lies "
+                                      "outside the lacuna, as Leiden brackets it) or any. Default: "
+                                      "the model's (builtin:latin: letters), else "
+                                      "any.", choices=LACUNA_EDGES, optional=True)
     unknown_lengths: Any = option(None, str, "Restore each lacuna of unknown extent (Leiden "
                                   "[---], [- - -]; EpiDoc <gap reason=\"lost\" "
                                   "extent=\"unknown\">) as a gap of LO-HI characters, every "

@@ -119,12 +119,15 @@ class FillResult:
     """The input's id (a FASTA header's first word, else its number) when a job set it."""
     letters: list | None = field(default=None, compare=False)
     """The letter sets its gaps were restricted to (:mod:`infill.decoding.letters`), if any."""
+    lacuna_edges: str | None = field(default=None, compare=False)
+    """What its lacunae's first and last characters could be (``letters``: no word space;
+    ``any``), for a model that writes word spaces; None for others."""
 
     def to_json(self) -> dict:
         """One line of ``infill run --json`` (also the answer of ``POST /api/fill``); ``config``
         carries ``defaults`` ({options, source, why}) when options took the model's defaults."""
         config = config_json(self.config, self.defaults, self.length_score, self.length_beam,
-                             self.rerank)
+                             self.rerank, self.lacuna_edges)
         gap = list(self.gap) if isinstance(self.gap, tuple) else self.gap
         out = {"id": self.id, "input": self.input, "model": self.model, "config": config,
                "gap": gap, "windows": self.windows, "notes": self.notes, "error": self.error,

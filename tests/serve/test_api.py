@@ -177,8 +177,8 @@ def test_options_and_health(client):
     assert opts["defaults"] == {"model": "builtin:english", "gap": None, "marker": "___",
                                 "scorer": None, "order": None, "beam_size": 5, "top_k": 5,
                                 "pivot": None, "seed": 0, "region": None, "record": 1,
-                                "letters": None, "unclear": "keep", "rerank": None,
-                                "length_score": None, "length_beam": None, "window": True,
+                                "letters": None, "unclear": "keep", "lacuna_edges": None,
+                                "rerank": None, "length_score": None, "length_beam": None, "window": True,
                                 "unknown_max_length": 20, "length_penalty": 1.0,
                                 "unknown_lengths": None}
     assert opts["reranks"] == ["off", "pll", "pll-gap", "pll-word"]

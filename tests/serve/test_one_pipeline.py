@@ -141,3 +141,33 @@ def test_reranked_readings_are_one_behaviour_in_every_entry_point(catalog, clien
         assert [v for x in r for v in x[1:]] == \
             pytest.approx([v for x in rows[0] for v in x[1:]], abs=1e-5)
     assert all(x[1] is not None for x in rows[0])
+
+
+def test_lacuna_edges_is_one_behaviour_in_every_entry_point(catalog, client):
+    """builtin:latin keeps the word space off a lacuna's edges (its default, ``letters``) or
+    not (``any``): the job, the API, the CLI and HTTP answer the same completions and say which
+    rule ran; a bad value is one line (CLI: exit 2) or a 400 naming the field."""
+    model, text = catalog.get("builtin:latin"), "d m?????felici vixit annis xxv"
+    got = {}
+    for edges in (None, "any"):
+        kw = {} if edges is None else {"lacuna_edges": edges}
+        via_job = next(iter(fill_inputs(model, [text], top_k=3, marker="?", **kw)))
+        via_api = infill.fill_each(model, [text], top_k=3, marker="?", **kw)[0]
+        cli = CliRunner().invoke(main, ["run", "--json", "-m", "builtin:latin", "-k", "3",
+                                        "--marker", "?", *(["--lacuna-edges", edges] if edges
+                                                           else []), text])
+        http = client.post("/api/fill", json={"text": text, "model": "builtin:latin",
+                                              "top_k": 3, "marker": "?", **kw})
+        assert cli.exit_code == 0 and http.status_code == 200, cli.output + http.text
+        answers = [via_job.to_json(), via_api.to_json(), json.loads(cli.stdout), http.json()]
+        assert [a["config"]["lacuna_edges"] for a in answers] == [edges or "letters"] * 4
+        rows = [[(c["text"], c["score"]) for c in a["completions"]] for a in answers]
+        for r in rows[1:]:
+            assert [t for t, _ in r] == [t for t, _ in rows[0]]
+            assert [s for _, s in r] == pytest.approx([s for _, s in rows[0]], abs=1e-5)
+        got[edges] = ["".join(c["fills"]) for c in answers[0]["completions"]]
+    assert all(f[0] != " " and f[-1] != " " for f in got[None])
+    assert all(f[0] == " " or f[-1] == " " for f in got["any"])
+    bad = client.post("/api/fill", json={"text": text, "model": "builtin:latin",
+                                         "lacuna_edges": "none"})
+    assert bad.status_code == 400 and "lacuna edges" in bad.json()["error"]
