@@ -54,7 +54,7 @@ from infill.serve.records import fill_records
 from infill.serve.schema import FillBody, build_job, parse_request
 from infill.serve.worker import BatchWorker
 from infill.data.regions import REGIONS
-from infill.names import RERANKS
+from infill.names import LACUNA_EDGES, RERANKS
 
 __all__ = ["STATIC", "create_app"]
 
@@ -204,6 +204,7 @@ def _describe(app: FastAPI, catalog: ModelCatalog, limits: Limits, default_model
         return json_response({
             "scorers": list(SCORERS), "orders": list(ORDERS), "default_model": default_model,
             "regions": list(REGIONS), "reranks": list(RERANKS),
+            "lacuna_edges": list(LACUNA_EDGES),
             "defaults": {"model": default_model,        # None: the model's recommendation
                          **{k: f.default for k, f in FillBody.model_fields.items()
                             if k not in ("text", "model", "id")}},

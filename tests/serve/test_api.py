@@ -182,6 +182,7 @@ def test_options_and_health(client):
                                 "unknown_max_length": 20, "length_penalty": 1.0,
                                 "unknown_lengths": None}
     assert opts["reranks"] == ["off", "pll", "pll-gap", "pll-word"]
+    assert opts["lacuna_edges"] == ["any", "letters"]
     assert opts["regions"] == ["fr1", "cdr1", "fr2", "cdr2", "fr3", "cdr3", "fr4"]
     assert opts["limits"]["max_beam"] == 50
     health = client.get("/api/health").json()

@@ -491,3 +491,32 @@ def test_page_reranks_when_asked(cli_server, browser, catalog, expected_fn):
     texts = [li.get_attribute("data-text")
              for li in browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")]
     assert texts == [c["text"] for c in want["completions"]]
+
+
+def test_page_keeps_spaces_off_a_lacunas_edges_unless_asked(cli_server, browser, catalog,
+                                                            expected_fn):
+    """builtin:latin's default (letters) and the Lacuna edges picker's 'any' answer what
+    ``fill_each`` answers with each, and the summary says when the rule ran."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    text = "d m?????felici vixit annis xxv"
+    want = {edges: [c["text"] for c in expected_fn(catalog, "builtin:latin", text, top_k=5,
+                                                   **({"lacuna_edges": edges} if edges else {})
+                                                   )["completions"]]
+            for edges in ("", "any")}
+    assert want[""] != want["any"]
+    _ready(browser, cli_server)
+    Select(browser.find_element(By.ID, "model")).select_by_value("builtin:latin")
+    box = browser.find_element(By.ID, "text")
+    box.clear()
+    box.send_keys(text)
+    for edges in ("", "any"):
+        Select(browser.find_element(By.ID, "lacuna_edges")).select_by_value(edges)
+        _submit_and_wait(browser)
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis"))
+        texts = [li.get_attribute("data-text")
+                 for li in browser.find_elements(By.CSS_SELECTOR, "#ranked li.hypothesis")]
+        assert texts == want[edges]
+        summary = browser.find_element(By.ID, "summary").text
+        assert ("no space at a lacuna's edges" in summary) == (edges == "")

@@ -232,7 +232,8 @@ function summary(result, what, ms, filled = extent(result)) {
   const cfg = result.config || {};
   const parts = [result.model, cfg.scorer, cfg.order,
                  cfg.beam_size ? `beam ${cfg.beam_size}` : "",
-                 cfg.rerank ? `reranked by score with ${cfg.rerank}` : "", filled,
+                 cfg.rerank ? `reranked by score with ${cfg.rerank}` : "",
+                 cfg.lacuna_edges === "letters" ? "no space at a lacuna's edges" : "", filled,
                  shown(cfg.seed) ? `seed ${cfg.seed}` : "",
                  ms === undefined ? what : `${what} in ${ms} ms`];
   return parts.filter(Boolean).join(" · ");
@@ -445,6 +446,7 @@ function payload() {
                 beam_size: intField("beam"), top_k: intField("top_k"), seed: intField("seed")};
   if ($("order").value) body.order = $("order").value;     // else the model's default
   if ($("rerank").value) body.rerank = $("rerank").value;
+  if ($("lacuna_edges").value) body.lacuna_edges = $("lacuna_edges").value;
   const record = $("record").value;
   if (!$("record-field").hidden && record) body.record = record === "all" ? "all" : Number(record);
   if (!$("region-field").hidden && $("region").value) body.region = $("region").value;
@@ -649,6 +651,8 @@ async function init() {
                                ...options.orders.map((s) => el("option", {value: s}, s)));
     $("rerank").replaceChildren(el("option", {value: ""}, "model's default"),
                                 ...options.reranks.map((s) => el("option", {value: s}, s)));
+    $("lacuna_edges").replaceChildren(el("option", {value: ""}, "model's default"),
+      ...options.lacuna_edges.map((s) => el("option", {value: s}, s)));
     $("model").replaceChildren(...models.map((m) => el("option",
       {value: m.name, title: m.description}, `${m.name} (${m.knows || m.family}${m.status === "loaded" ? ", loaded" : ""})`)));
     const d = options.defaults;
@@ -656,6 +660,7 @@ async function init() {
     $("scorer").value = "";
     $("order").value = "";
     $("rerank").value = "";
+    $("lacuna_edges").value = "";
     for (const k of ["gap", "beam", "top_k", "seed"]) $(k).value = d[k === "beam" ? "beam_size" : k] ?? "";
     $("marker").value = d.marker;
     const lim = options.limits;

@@ -61,6 +61,7 @@
     if ($("scorer").value) body.scorer = $("scorer").value;
     if ($("order").value) body.order = $("order").value;     // else the model's default
     if ($("rerank").value) body.rerank = $("rerank").value;
+    if ($("lacuna_edges").value) body.lacuna_edges = $("lacuna_edges").value;
     let res, answer;
     try {
       res = await fetch("/api/epidoc", {method: "POST", body: JSON.stringify(body),
