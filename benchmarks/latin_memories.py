@@ -7,10 +7,12 @@ size.
 
 The inscriptions' texts are the training split (seed 0, 80/10/10 by inscription) read by the
 EpiDoc reader, as ``infill train latin --inscriptions`` reads them (``--texts FILE``: a JSON list
-of them already read, written by ``--save-texts FILE``). Unlike the end of ``infill train
-latin``, the lexicon holds the words of the inscriptions only (each inscription once), not of
-the literary windows: a builtin restores inscriptions, and the literature's 300,000 word forms
-would triple the file. Prints each file's size.
+of them already read, written by ``--save-texts FILE``). The lexicon holds their words (each
+inscription once) at :data:`~infill.training.latin.LEXICON_SCALE` times the weight of a word of
+the Latin literature (``--literature``, default the named corpus ``latin`` under the data root,
+read in the training windows ``infill train latin`` reads), as the end of ``infill train latin``
+writes it; ``--literature none`` leaves the literature out (the lexicon shipped before). Prints
+each file's size.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import json
 import time
 from pathlib import Path
 
+from infill.data.corpora import resolve_corpus
+from infill.data.examples import greek_examples
 from infill.data.inscriptions import iospe_split, training_texts
 from infill.data.latin import LATIN
 from infill.training import latin
@@ -47,7 +51,11 @@ def main() -> None:
                     help="phrase and shape entries counted fewer times are left out")
     ap.add_argument("--pairs-min", type=int, default=latin.PAIRS_MIN,
                     help="word pairs seen fewer times are left out")
-    ap.add_argument("--lexicon-min", type=float, default=1.0)
+    ap.add_argument("--literature", default="latin",
+                    help="the literary corpus whose words the lexicon adds (a file, a corpus "
+                    "name, or 'none')")
+    ap.add_argument("--lexicon-scale", type=float, default=latin.LEXICON_SCALE,
+                    help="an inscription's word against one occurrence in the literature")
     ap.add_argument("--phrase-levels", type=levels, default=None,
                     help="the phrase memory's levels, L:R,... in mixing order (default "
                     "latin.PHRASE_LEVELS)")
@@ -62,10 +70,14 @@ def main() -> None:
     print(f"{len(texts):,} training inscriptions ({sum(map(len, texts)):,} characters); "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    latin.LEXICON_MIN, latin.PHRASE_WITTEN_BELL = args.lexicon_min, args.phrase_beta
+    latin.LEXICON_SCALE, latin.PHRASE_WITTEN_BELL = args.lexicon_scale, args.phrase_beta
     if args.phrase_levels:
         latin.PHRASE_LEVELS = args.phrase_levels
-    latin.write_memories(args.out, texts, texts, LATIN, args.chars, args.min_count,
+    literature = []
+    if args.literature != "none":
+        path, _ = resolve_corpus(args.literature)
+        literature = [LATIN.decode(w) for w in greek_examples(path, 512, LATIN).examples]
+    latin.write_memories(args.out, texts, literature, LATIN, args.chars, args.min_count,
                          args.pairs_min)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
         print(f"{f}: {(args.out / f).stat().st_size / 2 ** 20:.1f} MiB")

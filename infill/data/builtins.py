@@ -42,8 +42,9 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("latin", "latin", "latin",
             "Character transformer like builtin:greek (conv + 4 layers, hidden 192, 511-character "
             "context) in Aeneas's Latin alphabet, on the training split of 34,972 EDH Latin "
-            "inscriptions (CC BY-SA) and Perseus Latin literature, with the lexicon of the "
-            "inscriptions' words and phrase and shape memories of them; reads the stone's "
+            "inscriptions (CC BY-SA) and Perseus Latin literature, with a lexicon of the "
+            "inscriptions' words and the literature's and phrase and shape memories of the "
+            "inscriptions; reads the stone's "
             "letters (an expansion in parentheses is kept in the output, not read); '?' = "
             "character to restore, '-' = missing", "Latin inscriptions (EDH)",
             unit="characters"),

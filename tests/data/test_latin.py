@@ -168,11 +168,11 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     from click.testing import CliRunner
 
     import infill
-    from infill.training.latin import MIN_COUNT, PAIRS_MIN
+    from infill.training.latin import LEXICON_SCALE, MIN_COUNT, PAIRS_MIN
     from infill_cli.main import main
 
     lines = ["dis manibus sacrum vixit annis xxv", "hic situs est sit tibi terra levis"] * 40
-    (tmp_path / "lat.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "lat.txt").write_text("\n".join(lines + ["unicum"]) + "\n", encoding="utf-8")
     r = CliRunner().invoke(main, [
         "train", "latin", str(tmp_path / "lat.txt"), "--inscriptions", str(FIXTURES), "--out",
         str(tmp_path / "m"), "--steps", "1", "--batch-size", "4", "--layers", "1", "--hidden",
@@ -188,5 +188,12 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     pairs = [line.split("\t") for line in
              (tmp_path / "m" / "pairs.tsv").read_text(encoding="utf-8").splitlines()[1:]]
     assert len(pairs) == 2 and all(float(count) >= PAIRS_MIN for *_, count in pairs)
+    # the lexicon: an inscription's word (each training inscription once) at LEXICON_SCALE, a
+    # word of the literature by its count there, a literary hapax left out
+    lexicon = dict(line.split("\t") for line in
+                   (tmp_path / "m" / "lexicon.tsv").read_text(encoding="utf-8").splitlines()[1:])
+    assert float(lexicon["salbiae"]) == LEXICON_SCALE            # once, in one inscription
+    assert float(lexicon["vixit"]) == LEXICON_SCALE + 40         # and 40 times in the literature
+    assert float(lexicon["levis"]) == 40 and "unicum" not in lexicon
     fill = infill.fill(model, "d m ????? vixit", marker="?", top_k=1)[0][0]
     assert len("".join(fill.fills)) == 5
