@@ -35,7 +35,7 @@ pack_data() {
 
 case "${1:-}" in
   pack)
-    [ $# -eq 2 ] || usage
+    [ $# -eq 2 ] && { [ "$2" = latin ] || [ "$2" = greek ]; } || usage
     grep -qxF "$MARK" "$EXCLUDE" 2>/dev/null && { echo "already packed: unpack first" >&2; exit 2; }
     pack_data "$2"
     git rm -r -q --cached -- "${LEAVE[@]}"

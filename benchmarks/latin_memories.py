@@ -25,6 +25,7 @@ from infill.data.corpora import resolve_corpus
 from infill.data.examples import greek_examples
 from infill.data.inscriptions import iospe_split, training_texts
 from infill.data.latin import LATIN
+from infill.errors import InputError
 from infill.training import latin
 
 
@@ -63,6 +64,13 @@ def main() -> None:
                     help="the phrase memory's Witten-Bell beta")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    literature = []
+    if args.literature != "none":              # read first: a bad path is one line, exit 2
+        try:
+            path, _ = resolve_corpus(args.literature)
+            literature = [LATIN.decode(w) for w in greek_examples(path, 512, LATIN).examples]
+        except InputError as e:
+            ap.error(f"--literature: {e}")
     texts = json.loads(args.texts.read_text(encoding="utf-8")) if args.texts else \
         training_texts(iospe_split(args.inscriptions)["train"])
     if args.save_texts:
@@ -73,10 +81,6 @@ def main() -> None:
     latin.LEXICON_SCALE, latin.PHRASE_WITTEN_BELL = args.lexicon_scale, args.phrase_beta
     if args.phrase_levels:
         latin.PHRASE_LEVELS = args.phrase_levels
-    literature = []
-    if args.literature != "none":
-        path, _ = resolve_corpus(args.literature)
-        literature = [LATIN.decode(w) for w in greek_examples(path, 512, LATIN).examples]
     latin.write_memories(args.out, texts, literature, LATIN, args.chars, args.min_count,
                          args.pairs_min)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
