@@ -49,7 +49,8 @@ import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
 from infill.bench.stats import paired_bootstrap
 from infill.data.greek import normalize
-from infill.errors import InputError
+from infill.errors import InputError, ModelLoadError
+from infill.models.char import mixing_order
 from infill.names import RERANKS
 
 CLASSES = {"1-3": range(1, 4), "4-6": range(4, 7), "7-10": range(7, 11)}
@@ -107,12 +108,15 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
         if mixtures:
-            model.mixed = tuple(mixtures.split(","))
+            try:
+                model.mixed = mixing_order(mixtures.split(","), "--mixtures")
+            except ModelLoadError as e:
+                fail(str(e))
         if pairs is not None and memory != "off":
             from infill.models.phrases import load_pairs
             model.pairs = load_pairs(pairs, model.alphabet, model.lexicon)
         if names is not None and memory != "off":
-            give_names(model, names, mixtures)
+            give_names(model, names)
         if shapes is not None and memory != "off":
             from infill.models.shapes import load_shapes
             model.shapes = load_shapes(shapes, model.alphabet)
@@ -142,16 +146,15 @@ def cached(cache: Path) -> dict[str, list[str]]:
     return {row["key"]: row["fills"] for row in rows}
 
 
-def give_names(model, path: Path, mixtures: str) -> None:
-    """Give ``model`` the names of ``path`` (a names.tsv), mixed after the word pairs unless
-    ``mixtures`` says otherwise, and its lexicon the names it lacks."""
+def give_names(model, path: Path) -> None:
+    """Give ``model`` the names of ``path`` (a names.tsv), mixed where its order (its own, or
+    ``--mixtures``) puts them, and its lexicon the names it lacks."""
     from infill.models.proper_names import load_names, with_names
 
+    if "names" not in model.mixed:
+        fail("--names: the model's mixing order has no names; give --mixtures with them")
     model.names = load_names(path, model.alphabet, model.pairs)
-    if not mixtures:
-        model.mixed = type(model).mixed
-    if "names" in model.mixed:
-        model.lexicon = with_names(model.lexicon, model.names)
+    model.lexicon = with_names(model.lexicon, model.names)
 
 
 def key(task) -> str:

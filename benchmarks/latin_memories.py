@@ -62,6 +62,8 @@ def main() -> None:
                     "latin.PHRASE_LEVELS)")
     ap.add_argument("--phrase-beta", type=float, default=latin.PHRASE_WITTEN_BELL,
                     help="the phrase memory's Witten-Bell beta")
+    ap.add_argument("--ends", action=argparse.BooleanOptionalAction, default=latin.MEMORY_ENDS,
+                    help="the memories' right contexts may reach past an inscription's end")
     args = ap.parse_args()
     t0 = time.perf_counter()
     literature = []
@@ -82,7 +84,7 @@ def main() -> None:
     if args.phrase_levels:
         latin.PHRASE_LEVELS = args.phrase_levels
     latin.write_memories(args.out, texts, literature, LATIN, args.chars, args.min_count,
-                         args.pairs_min)
+                         args.pairs_min, ends=args.ends)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):
         print(f"{f}: {(args.out / f).stat().st_size / 2 ** 20:.1f} MiB")
     print(f"{time.perf_counter() - t0:.0f} s")

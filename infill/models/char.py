@@ -40,12 +40,15 @@ from infill.models.gate import GATE_FILE, load_gate
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
 
-__all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "WordStream", "save_char", "load_char",
-           "word_code"]
+__all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "MIXTURES", "WordStream", "save_char",
+           "load_char", "mixing_order", "word_code"]
 
 FORMAT = "infill-charmodel"
 VERSION = 1
 WEIGHTS = "model.safetensors"
+MIXTURES = ("lexicon", "pairs", "names", "shapes", "phrases", "gate")
+"""The parts a character model mixes into the network's conditional, in their default order
+(builtin:greek's); a model's ``charmodel.json`` may name another (``"mixtures"``)."""
 
 
 @dataclass
@@ -246,6 +249,7 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
     except Exception as e:  # noqa: BLE001 - wrong shapes, truncated weights (SafetensorError)
         raise ModelLoadError(f"cannot load character model {str(path)!r}: {e}") from None
     wrapped = CharMaskedLM(model, alphabet, name=str(path), device=device, dtype=dtype)
+    wrapped.mixed = mixing_order(meta.get("mixtures", MIXTURES), path / "charmodel.json")
     if (path / LEXICON_FILE).is_file():
         wrapped.lexicon = load_lexicon(path / LEXICON_FILE, alphabet)
     if (path / PAIRS_FILE).is_file() and wrapped.lexicon is not None:
@@ -261,6 +265,20 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
     if (path / GATE_FILE).is_file():
         wrapped.gate = load_gate(path, alphabet)
     return wrapped
+
+
+def mixing_order(names, where: str | Path) -> tuple[str, ...]:
+    """The parts a model mixes, in order: ``names`` (``charmodel.json``'s ``"mixtures"``), each
+    one of :data:`MIXTURES` and at most once; else :class:`ModelLoadError` naming ``where``."""
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ModelLoadError(f"{where}: \"mixtures\" must be a list of names of {list(MIXTURES)}")
+    unknown = [n for n in names if n not in MIXTURES]
+    if unknown:
+        raise ModelLoadError(f"{where}: unknown mixture(s) {', '.join(map(repr, unknown))} "
+                             f"(known: {', '.join(MIXTURES)})")
+    if len(set(names)) != len(names):
+        raise ModelLoadError(f"{where}: a mixture named twice in \"mixtures\": {list(names)}")
+    return tuple(names)
 
 
 class CharMaskedLM(MaskedLM):
@@ -280,7 +298,9 @@ class CharMaskedLM(MaskedLM):
     the lengths of the words around, :mod:`infill.models.shapes`), and with a
     ``phrases.safetensors``, with its phrase memory (:mod:`infill.models.phrases`), and with a
     ``gate.json``, last with one phrase and shape memory per corpus, each weighed by how like
-    that corpus the input is (:mod:`infill.models.gate`).
+    that corpus the input is (:mod:`infill.models.gate`). That is the default order,
+    :data:`MIXTURES`; a model's ``charmodel.json`` may give its own (``"mixtures"``, in
+    :attr:`mixed`: builtin:latin mixes its shape memory first).
     """
 
     supports_logits = True
@@ -291,7 +311,7 @@ class CharMaskedLM(MaskedLM):
     names = None
     shapes = None
     gate = None
-    mixed = ("lexicon", "pairs", "names", "shapes", "phrases", "gate")  # their order into q
+    mixed = MIXTURES                                                    # their order into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
                  device=None, dtype=None):

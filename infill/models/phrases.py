@@ -13,7 +13,9 @@ the r characters right of t's *hidden rest* -- for h = 0..``rest``, the r charac
 t + h, with h in the key (a level with r = 0 has no rest) -- with the character at t and how often
 that pair occurred. Punctuation is no neighbour (a text typed without the editors' commas meets
 its parallels), the start of a text is a neighbour of its own, a right context never reaches
-past a text's end (a text typed only up to its gap is not an inscription that ends there), and a
+past a text's end (a text typed only up to its gap is not an inscription that ends there) unless
+the memory is built with ``ends`` (its texts whole inscriptions, whose end is a neighbour of its
+own too: ``v s l m`` closes a votive text; builtin:latin's memories), and a
 context holding a missing ``-``, unknown ``^`` or hidden character was never stored, so it never
 matches. Hashes, not text: the file cannot be read back into the corpus.
 
@@ -96,6 +98,7 @@ class PhraseMemory:
     special: tuple[int, ...]          # outputs that keep the network's probability
     keyed: str = "letters"            # what a context is read as: KEYED (letters or shapes)
     near: tuple[tuple[int, int], ...] = ()   # per level: letters read as letters, left / right
+    ends: bool = False                # its right contexts may reach past a text's end
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
             ) -> torch.Tensor:
@@ -167,7 +170,8 @@ class PhraseMemory:
                       "rest": str(self.rest), "beta": repr(self.beta),
                       "vocab_size": str(self.vocab_size), "mask_id": str(self.mask_id),
                       "special": ",".join(map(str, self.special)), "keyed": self.keyed,
-                      **({"near": _levels(self.near)} if self.near else {})})
+                      **({"near": _levels(self.near)} if self.near else {}),
+                      **({"ends": "1"} if self.ends else {})})
 
 
 def phrase_classes(alphabet) -> np.ndarray:
@@ -234,12 +238,13 @@ def _good(alphabet) -> np.ndarray:
 
 def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
                   sides=PHRASE_SIDES, rest: int = PHRASE_REST, beta: float = PHRASE_BETA,
-                  keyed: str = "letters", near=()) -> PhraseMemory:
+                  keyed: str = "letters", near=(), ends: bool = False) -> PhraseMemory:
     """The phrase memory of ``texts`` (normalized, in ``alphabet``; each counted ``weights[i]``
     times, once by default) at the levels ``sides`` (module doc), its contexts read as
     ``keyed`` (:data:`KEYED`): a context may hold what its class shares with a letter. A level
     k with ``near[k]`` = (a, b) also reads the a characters left and the b right of the hidden
-    rest as letters (:mod:`infill.models.shapes`)."""
+    rest as letters (:mod:`infill.models.shapes`). With ``ends``, a right context may reach past
+    a text's end (the texts are whole inscriptions: their end is a neighbour of its own)."""
     classes = KEYED[keyed](alphabet)
     n = len(alphabet)
     seqs = [np.array(alphabet.encode(x), dtype=np.int64) for x in texts]
@@ -264,9 +269,9 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
     keys, tokens, counts = [], [], []
     for (left, right), (a, b) in zip(sides, near):
         for h in range(rest + 1) if right else [0]:
-            k, ok = _full_keys(views[0], start, end, t, (left, right, h), n)
+            k, ok = _full_keys(views[0], start, end, t, (left, right, h), n, ends)
             if a or b:
-                extra, also = _full_keys(views[1], start, end, t, (a, b, h if b else 0), n)
+                extra, also = _full_keys(views[1], start, end, t, (a, b, h if b else 0), n, ends)
                 ok &= also
                 k = _joined(k, extra)
             keys.append(k[ok])
@@ -276,33 +281,36 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
                           classes, tuple((int(l), int(r)) for l, r in sides), int(rest),
                           float(beta), alphabet.n_outputs, alphabet.mask_id,
                           (alphabet.unk_id, alphabet.missing_id), keyed,
-                          near if any(a or b for a, b in near) else ())
+                          near if any(a or b for a, b in near) else (), bool(ends))
     if not keys:
         return memory
     return _counted(memory, np.concatenate(keys), np.concatenate(tokens), np.concatenate(counts))
 
 
-def _full_keys(view, start, end, t, level: tuple[int, int, int], n: int):
+def _full_keys(view, start, end, t, level: tuple[int, int, int], n: int, ends: bool = False):
     """:func:`_keys` of ``view`` (classes [len(flat)], which of them a context may hold) at
     every one of ``t``, 0 where a context cannot be read; and which can."""
-    keys, ok = _keys(view[0], view[1], start, end, t, level, outside_class(n))
+    keys, ok = _keys(view[0], view[1], start, end, t, level, outside_class(n), ends)
     full = np.zeros(len(t), dtype=np.uint64)
     full[ok] = keys
     return full, ok
 
 
-def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int):
+def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int,
+          ends: bool = False):
     """Keys of the level (left, right) with rest h (``level``) at the positions ``t`` whose
     context and hidden rest hold only ``good`` characters [len(flat)], and which of ``t`` they
-    are; ``outside``: the class past a text's ends."""
+    are; ``outside``: the class past a text's ends (on the right only with ``ends``)."""
     left, right, h = level
     at_l = t[:, None] - left + np.arange(left)
     at_r = t[:, None] + 1 + h + np.arange(right)
     at_h = t[:, None] + 1 + np.arange(h)
     in_l, in_r = at_l >= start[t, None], at_r < end[t, None]
     last = len(flat) - 1
-    ok = np.all(~in_l | good[np.clip(at_l, 0, last)], axis=1) & \
-        np.all(in_r & good[np.clip(at_r, 0, last)], axis=1)     # no right context past the end
+    right_ok = (~in_r if ends else False) | (in_r & good[np.clip(at_r, 0, last)])
+    ok = np.all(~in_l | good[np.clip(at_l, 0, last)], axis=1) & np.all(right_ok, axis=1)
+    if ends and not left and right:     # only the end itself: how inscriptions end, mixed last
+        ok &= in_r[:, 0]
     if h:
         ok &= np.all((at_h < end[t, None]) & good[np.clip(at_h, 0, last)], axis=1)
     ctx = np.concatenate([np.where(in_l, flat[np.clip(at_l, 0, last)], outside),
@@ -372,7 +380,8 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters", user: Path | None
                               beta=float(meta["beta"]), vocab_size=_int(meta["vocab_size"]),
                               mask_id=_int(meta["mask_id"]),
                               special=tuple(_int(k) for k in meta["special"].split(",") if k),
-                              keyed=keyed, near=_sides(meta["near"], 0) if "near" in meta else ())
+                              keyed=keyed, near=_sides(meta["near"], 0) if "near" in meta else (),
+                              ends=_flag(meta.get("ends", "0"), "ends"))
     except (SafetensorError, OSError, KeyError, ValueError, TypeError, OverflowError) as e:
         reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
         raise ModelLoadError(f"{path}: not a {MEMORY[keyed]} ({type(e).__name__}: {reason})") \
@@ -445,6 +454,13 @@ def read_user_phrases(path: Path, alphabet) -> tuple[list[str], list[int]]:
 
 
 _INT = re.compile(r"-?[0-9]{1,18}")
+
+
+def _flag(text: str, name: str) -> bool:
+    """A yes/no header field: "1" or "0"."""
+    if text not in ("0", "1"):
+        raise ValueError(f"{name} must be 0 or 1, not {text[:20]!r}")
+    return text == "1"
 
 
 def _int(text: str) -> int:

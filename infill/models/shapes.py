@@ -44,14 +44,15 @@ SHAPE_BETA = 12.0
 
 def build_shapes(texts: list[str], alphabet, weights: list[int] | None = None,
                  sides=SHAPE_SIDES, rest: int = PHRASE_REST, beta: float = SHAPE_BETA,
-                 near=None) -> PhraseMemory:
+                 near=None, ends: bool = False) -> PhraseMemory:
     """The shape memory of ``texts`` (normalized, in ``alphabet``; each counted ``weights[i]``
     times, once by default); ``near``: per level, the letters read as letters (None:
-    :data:`SHAPE_NEAR` at the default levels, none at others)."""
+    :data:`SHAPE_NEAR` at the default levels, none at others); ``ends``: as
+    :func:`~infill.models.phrases.build_phrases`."""
     if near is None:
         near = SHAPE_NEAR if tuple(sides) == SHAPE_SIDES else ()
     return build_phrases(texts, alphabet, weights, sides, rest, beta, keyed="shapes",
-                         near=near)
+                         near=near, ends=ends)
 
 
 def load_shapes(path: Path, alphabet, user: Path | None = None) -> PhraseMemory:

@@ -168,7 +168,7 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     from click.testing import CliRunner
 
     import infill
-    from infill.training.latin import LEXICON_SCALE, MIN_COUNT, PAIRS_MIN
+    from infill.training.latin import LEXICON_SCALE, MIN_COUNT, MIXING_ORDER, PAIRS_MIN
     from infill_cli.main import main
 
     lines = ["dis manibus sacrum vixit annis xxv", "hic situs est sit tibi terra levis"] * 40
@@ -180,9 +180,11 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     assert r.exit_code == 0, r.output
     model = infill.load_model(str(tmp_path / "m"), device="cpu")
     assert model.alphabet.to_dict() == LATIN.to_dict()
+    assert model.mixed == MIXING_ORDER and MIXING_ORDER[0] == "shapes"   # builtin:latin's order
     for memory in (model.phrases, model.shapes):
         assert memory is not None and (not len(memory.counts) or memory.counts.min() >= MIN_COUNT)
     assert len(model.shapes.keys) > 0
+    assert model.phrases.ends and model.shapes.ends        # whole inscriptions: their ends count
     # the word pairs seen twice are kept, as in the shipped pairs.tsv (the fixtures' training
     # split has two)
     pairs = [line.split("\t") for line in

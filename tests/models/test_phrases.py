@@ -48,8 +48,9 @@ def _neighbours(text: str, t: int, left: int, right: int, rest: int):
     return "".join(seq[k - left:k]), "".join(seq[k + 1 + h:k + 1 + h + right]), h
 
 
-def _level_counts(query, left: int, right: int, h: int) -> np.ndarray:
-    """Brute force: how often each character of LINES sits between the query's contexts."""
+def _level_counts(query, left: int, right: int, h: int, ends: bool = False) -> np.ndarray:
+    """Brute force: how often each character of LINES sits between the query's contexts (a
+    right context past a line's end only with ``ends``)."""
     counts = np.zeros(V)
     bad = set("-^?")
     for line in LINES:
@@ -59,6 +60,8 @@ def _level_counts(query, left: int, right: int, h: int) -> np.ndarray:
             hidden = seq[i + 1:i + 1 + h] if right else []
             ctx = seq[i - left:i] + seq[i + 1 + len(hidden):i + 1 + len(hidden) + right]
             past_end = OUT in seq[i + 1:i + 1 + len(hidden) + right] if right else False
+            past_end = past_end and (not ends or OUT in hidden or (    # only the end itself
+                not left and seq[i + 1 + len(hidden)] == OUT))
             if seq[i] in bad or bad & set(ctx) or bad & set(hidden) or past_end:
                 continue
             if "".join(seq[i - left:i]) == query[0] and (
@@ -67,7 +70,7 @@ def _level_counts(query, left: int, right: int, h: int) -> np.ndarray:
     return counts
 
 
-def _brute_mixture(text: str, t: int, beta: float, rest: int) -> np.ndarray:
+def _brute_mixture(text: str, t: int, beta: float, rest: int, ends: bool = False) -> np.ndarray:
     """M of the module doc at character t of ``text`` (levels chained in SIDES order)."""
     mixture = np.zeros(V)
     for left, right in SIDES:
@@ -75,7 +78,7 @@ def _brute_mixture(text: str, t: int, beta: float, rest: int) -> np.ndarray:
         if found is None and right:
             continue
         found = found or _neighbours(text, t, left, 0, 64)
-        counts = _level_counts((found[0], found[1]), left, right, found[2])
+        counts = _level_counts((found[0], found[1]), left, right, found[2], ends)
         n, u = counts.sum(), (counts > 0).sum()
         if n:
             lam = n / (n + beta * u)
@@ -100,6 +103,29 @@ def test_the_cases_are_not_vacuous():
     assert sum(seen) >= 6 and not all(seen)
 
 
+END_CASES = [("εδοξε τηι βουληι και τωι δη?ωι", [27]), ("ο δημοσ ανεθηκ??", [14, 15]),
+             ("ευνοιασ ενεκα και φιλι??", [22])]
+
+
+@pytest.mark.parametrize("text, where", CASES + END_CASES)
+def test_with_ends_a_right_context_reaches_past_a_texts_end(text, where, mixture_is):
+    beta, rest = 0.7, 4
+    memory = build_phrases(LINES, A, sides=SIDES, rest=rest, beta=beta, ends=True)
+    assert memory.ends
+    mixture_is(memory, text, where, lambda t: _brute_mixture(text, t, beta, rest, True), seed=1)
+
+
+def test_the_end_cases_are_where_ends_change_the_mixture():
+    for text, where in END_CASES:
+        for t in where[:1]:
+            without, with_ends = _brute_mixture(text, t, 1.0, 4), _brute_mixture(text, t, 1.0, 4,
+                                                                                 True)
+            assert with_ends.sum() > without.sum(), (text, t)
+    # the text's last letter after a lost one: only a right-only level could speak, and its
+    # context would be the end alone (how every line ends), which is not stored
+    assert _brute_mixture("ο δημοσ ανεθηκ??", 15, 1.0, 4, True).sum() == 0
+
+
 @pytest.mark.parametrize("text, gold", [
     ("εδοξε τηι βουληι και τωι ?????", "δημωι"),     # the formula's lost end
     ("ανηρ αγ???σ ων", "αθο"),                       # a stretch inside a phrase
@@ -121,7 +147,11 @@ def test_the_file_round_trips_and_a_users_phrases_are_counted_in(tmp_path):
     back = load_phrases(tmp_path / PHRASES_FILE, A)
     for name in ("keys", "tokens", "counts", "classes"):
         assert np.array_equal(getattr(back, name), getattr(memory, name)), name
-    assert (back.sides, back.rest, back.beta) == (SIDES, 4, 0.5)
+    assert (back.sides, back.rest, back.beta, back.ends) == (SIDES, 4, 0.5, False)
+    ends = build_phrases(LINES, A, sides=SIDES, rest=4, beta=0.5, ends=True)
+    ends.save(tmp_path / "ends.safetensors", A)
+    back = load_phrases(tmp_path / "ends.safetensors", A, user=tmp_path / "none.txt")
+    assert back.ends and np.array_equal(back.keys, ends.keys) and len(ends.keys) > len(memory.keys)
     (tmp_path / USER_PHRASES).write_text("Ἡρακλείδης Ἡρακλείδου\t3\n\nμηνὸς Λυκείου\n",
                                          encoding="utf-8")
     more = load_phrases(tmp_path / PHRASES_FILE, A)
@@ -166,7 +196,7 @@ def _corrupt(path, **arrays):
     {"tokens": np.full(1, 200, np.uint8)}, {"counts": np.zeros(1, np.uint16)},
     {"counts": np.ones(1, np.int64)},
     {"keys_lo": np.zeros(3, np.uint16)}, {"classes": np.zeros(5, np.int64)},
-    {"tokens": np.zeros(1, np.float32)}, {"special": "1"},
+    {"tokens": np.zeros(1, np.float32)}, {"special": "1"}, {"ends": "yes"},
 ])
 def test_a_corrupt_memory_is_one_error_naming_the_file(tmp_path, change):
     path = tmp_path / PHRASES_FILE
