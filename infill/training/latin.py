@@ -9,6 +9,8 @@ supplements as text, an abbreviation as the stone cut it (the ``<ex>`` expansion
 other lost stretch as ``-``. It writes the same lexicon, phrase, shape and pair memories as the
 Greek family, bounded so that the model ships small (:func:`write_memories`): EDH's 28,000
 training inscriptions are 60 times IOSPE's, and a memory of all of them would be hundreds of MB.
+Its memories read an inscription's end (:data:`MEMORY_ENDS`) and it mixes its shape memory first
+(:data:`MIXING_ORDER`, written into the model's ``charmodel.json``).
 """
 from __future__ import annotations
 
@@ -28,9 +30,9 @@ from infill.training.greek import GreekFamily
 from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
-__all__ = ["LEXICON_MIN", "LEXICON_SCALE", "MEMORY_CHARS", "MEMORY_ENDS", "MIN_COUNT", "MIXING_ORDER", "PAIRS_MIN",
-           "PHRASE_LEVELS", "PHRASE_WITTEN_BELL", "LatinFamily", "lexicon_weights", "train",
-           "write_context_memories", "write_memories"]
+__all__ = ["LEXICON_MIN", "LEXICON_SCALE", "MEMORY_CHARS", "MEMORY_ENDS", "MIN_COUNT",
+           "MIXING_ORDER", "PAIRS_MIN", "PHRASE_LEVELS", "PHRASE_WITTEN_BELL", "LatinFamily",
+           "lexicon_weights", "train", "write_context_memories", "write_memories"]
 
 MEMORY_CHARS = 1_500_000
 """Characters of training inscriptions (whole inscriptions, a seeded sample: about half of EDH's
