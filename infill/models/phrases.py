@@ -307,10 +307,12 @@ def _keys(flat, good, start, end, t, level: tuple[int, int, int], outside: int,
     at_h = t[:, None] + 1 + np.arange(h)
     in_l, in_r = at_l >= start[t, None], at_r < end[t, None]
     last = len(flat) - 1
-    right_ok = (~in_r if ends else False) | (in_r & good[np.clip(at_r, 0, last)])
+    right_ok = in_r & good[np.clip(at_r, 0, last)]
+    if ends:                            # past the end: the outside class, as at the start
+        right_ok |= ~in_r
     ok = np.all(~in_l | good[np.clip(at_l, 0, last)], axis=1) & np.all(right_ok, axis=1)
-    if ends and not left and right:     # only the end itself: how inscriptions end, mixed last
-        ok &= in_r[:, 0]
+    if ends and not left and right:     # the end alone says only how inscriptions end, and
+        ok &= in_r[:, 0]                # would outvote the two-sided levels mixed before it
     if h:
         ok &= np.all((at_h < end[t, None]) & good[np.clip(at_h, 0, last)], axis=1)
     ctx = np.concatenate([np.where(in_l, flat[np.clip(at_l, 0, last)], outside),
