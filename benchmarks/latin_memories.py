@@ -41,6 +41,17 @@ def levels(spec: str) -> tuple[tuple[int, int], ...]:
     return out
 
 
+def least_rest(spec: str) -> tuple[int, ...]:
+    """``M,M,...`` -> (M, ...) (an argparse type: a malformed one is one line, exit 2)."""
+    try:
+        out = tuple(int(m) for m in spec.split(","))
+    except ValueError:
+        out = ()
+    if not out or any(m < 0 for m in out):
+        raise argparse.ArgumentTypeError(f"{spec!r}: write M,M,... (whole numbers >= 0)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inscriptions", type=Path, required=True, help="the EDH folder")
@@ -60,6 +71,10 @@ def main() -> None:
     ap.add_argument("--phrase-levels", type=levels, default=None,
                     help="the phrase memory's levels, L:R,... in mixing order (default "
                     "latin.PHRASE_LEVELS)")
+    ap.add_argument("--phrase-least", type=least_rest, default=None,
+                    help="per phrase level, the fewest characters still hidden right of a "
+                    "position for it to speak there, M,M,... (default latin.PHRASE_LEAST; with "
+                    "--phrase-levels, 0 for each)")
     ap.add_argument("--phrase-beta", type=float, default=latin.PHRASE_WITTEN_BELL,
                     help="the phrase memory's Witten-Bell beta")
     ap.add_argument("--ends", action=argparse.BooleanOptionalAction, default=latin.MEMORY_ENDS,
@@ -81,8 +96,12 @@ def main() -> None:
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     latin.LEXICON_SCALE, latin.PHRASE_WITTEN_BELL = args.lexicon_scale, args.phrase_beta
-    if args.phrase_levels:
-        latin.PHRASE_LEVELS = args.phrase_levels
+    if args.phrase_levels:                     # other levels: each speaks everywhere unless
+        latin.PHRASE_LEVELS, latin.PHRASE_LEAST = args.phrase_levels, ()   # --phrase-least
+    if args.phrase_least is not None:
+        latin.PHRASE_LEAST = args.phrase_least if any(args.phrase_least) else ()
+    if latin.PHRASE_LEAST and len(latin.PHRASE_LEAST) != len(latin.PHRASE_LEVELS):
+        ap.error(f"--phrase-least: one number per phrase level ({len(latin.PHRASE_LEVELS)})")
     latin.write_memories(args.out, texts, literature, LATIN, args.chars, args.min_count,
                          args.pairs_min, ends=args.ends)
     for f in ("lexicon.tsv", "phrases.safetensors", "shapes.safetensors", "pairs.tsv"):

@@ -11,7 +11,9 @@ mixture) over characters, keyed so that a damaged formula still meets its parall
 numeral) and every level (l, r) of ``sides``: a 48-bit hash of the l characters left of t and of
 the r characters right of t's *hidden rest* -- for h = 0..``rest``, the r characters that follow
 t + h, with h in the key (a level with r = 0 has no rest) -- with the character at t and how often
-that pair occurred. Punctuation is no neighbour (a text typed without the editors' commas meets
+that pair occurred. A level may carry a least rest m (``least``): it speaks only at positions
+with at least m ``?`` right of them (the first letters of a long lacuna), so its keys with a
+shorter rest are not stored. Punctuation is no neighbour (a text typed without the editors' commas meets
 its parallels), the start of a text is a neighbour of its own, a right context never reaches
 past a text's end (a text typed only up to its gap is not an inscription that ends there) unless
 the memory is built with ``ends`` (its texts whole inscriptions, whose end is a neighbour of its
@@ -99,6 +101,7 @@ class PhraseMemory:
     keyed: str = "letters"            # what a context is read as: KEYED (letters or shapes)
     near: tuple[tuple[int, int], ...] = ()   # per level: letters read as letters, left / right
     ends: bool = False                # its right contexts may reach past a text's end
+    least: tuple[int, ...] = ()       # per level: the fewest ``?`` right of t it speaks at
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
             ) -> torch.Tensor:
@@ -132,17 +135,18 @@ class PhraseMemory:
 
     def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(first entry, number of entries) [R*P] of every level at every position."""
-        keys = _query_keys(self.classes, ids, pos, self.sides, self.rest, self.mask_id)
+        keys, h = _query_keys(self.classes, ids, pos, self.sides, self.rest, self.mask_id)
         near = [(k, lr) for k, lr in enumerate(self.near) if any(lr)]
         if near:
-            letters = _query_keys(letter_view(self.classes), ids, pos, [lr for _, lr in near],
-                                  self.rest, self.mask_id)
+            letters, _ = _query_keys(letter_view(self.classes), ids, pos,
+                                     [lr for _, lr in near], self.rest, self.mask_id)
             for (k, _), extra in zip(near, letters):
                 keys[k] = _joined(keys[k], extra)
         found = []
-        for k in keys:
+        for k, least in zip(keys, self.least or (0,) * len(keys)):
             lo = np.searchsorted(self.keys, k, "left")
-            found.append((lo, np.searchsorted(self.keys, k, "right") - lo))
+            width = np.searchsorted(self.keys, k, "right") - lo
+            found.append((lo, np.where(h >= least, width, 0)))
         return found
 
     def _counts(self, lo: np.ndarray, width: np.ndarray) -> np.ndarray:
@@ -171,7 +175,8 @@ class PhraseMemory:
                       "vocab_size": str(self.vocab_size), "mask_id": str(self.mask_id),
                       "special": ",".join(map(str, self.special)), "keyed": self.keyed,
                       **({"near": _levels(self.near)} if self.near else {}),
-                      **({"ends": "1"} if self.ends else {})})
+                      **({"ends": "1"} if self.ends else {}),
+                      **({"least": ",".join(map(str, self.least))} if self.least else {})})
 
 
 def phrase_classes(alphabet) -> np.ndarray:
@@ -207,9 +212,10 @@ def letter_view(classes: np.ndarray) -> np.ndarray:
 
 
 def _query_keys(classes, ids: np.ndarray, pos: np.ndarray, sides, rest: int, mask_id: int
-                ) -> list[np.ndarray]:
+                ) -> tuple[list[np.ndarray], np.ndarray]:
     """[R*P] key of each level (left, right) of ``sides`` at ``pos`` [R, P] of ``ids`` [R, T],
-    contexts read through ``classes``; h: the ``?`` right after each position."""
+    contexts read through ``classes``, and [R*P] h: the ``?`` right after each position (at
+    most ``rest`` + 1)."""
     R, T = ids.shape
     most_l = max(l for l, _ in sides)
     most_r = max(r for _, r in sides)
@@ -221,7 +227,7 @@ def _query_keys(classes, ids: np.ndarray, pos: np.ndarray, sides, rest: int, mas
     h = np.minimum(np.argmin(hidden, axis=1), rest + 1)       # > rest: a ``?`` in the key
     after = right[np.arange(len(t))[:, None], h[:, None] + np.arange(most_r)]
     return [context_keys(np.concatenate([ctx[:, most_l - left:most_l], after[:, :r]], axis=1),
-                         left, r, BITS, h if r else None) for left, r in sides]
+                         left, r, BITS, h if r else None) for left, r in sides], h
 
 
 def _joined(shape: np.ndarray, letters: np.ndarray) -> np.ndarray:
@@ -238,13 +244,17 @@ def _good(alphabet) -> np.ndarray:
 
 def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
                   sides=PHRASE_SIDES, rest: int = PHRASE_REST, beta: float = PHRASE_BETA,
-                  keyed: str = "letters", near=(), ends: bool = False) -> PhraseMemory:
+                  keyed: str = "letters", near=(), ends: bool = False, least=()
+                  ) -> PhraseMemory:
     """The phrase memory of ``texts`` (normalized, in ``alphabet``; each counted ``weights[i]``
     times, once by default) at the levels ``sides`` (module doc), its contexts read as
     ``keyed`` (:data:`KEYED`): a context may hold what its class shares with a letter. A level
     k with ``near[k]`` = (a, b) also reads the a characters left and the b right of the hidden
     rest as letters (:mod:`infill.models.shapes`). With ``ends``, a right context may reach past
-    a text's end (the texts are whole inscriptions: their end is a neighbour of its own)."""
+    a text's end (the texts are whole inscriptions: their end is a neighbour of its own). A
+    level k with ``least[k]`` = m > 0 speaks only where at least m characters are still hidden
+    right of the position (the first letters of a long lacuna); its keys with a shorter hidden
+    rest are not stored."""
     classes = KEYED[keyed](alphabet)
     n = len(alphabet)
     seqs = [np.array(alphabet.encode(x), dtype=np.int64) for x in texts]
@@ -262,13 +272,14 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
     if not _near_fits(sides, near):
         raise ValueError("near letters: one (left, right) per level, right only with a right "
                          "context")
+    least = _least(least, len(sides), rest)
     views = [(flat, np.isin(flat, classes[good[:n]]))]
     if any(a or b for a, b in near):
         letters = letter_view(classes)
         views.append((letters[ids], np.isin(letters[ids], letters[good[:n]])))
     keys, tokens, counts = [], [], []
-    for (left, right), (a, b) in zip(sides, near):
-        for h in range(rest + 1) if right else [0]:
+    for (left, right), (a, b), m in zip(sides, near, least or (0,) * len(sides)):
+        for h in range(m, rest + 1) if right else [0]:
             k, ok = _full_keys(views[0], start, end, t, (left, right, h), n, ends)
             if a or b:
                 extra, also = _full_keys(views[1], start, end, t, (a, b, h if b else 0), n, ends)
@@ -281,7 +292,7 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
                           classes, tuple((int(l), int(r)) for l, r in sides), int(rest),
                           float(beta), alphabet.n_outputs, alphabet.mask_id,
                           (alphabet.unk_id, alphabet.missing_id), keyed,
-                          near if any(a or b for a, b in near) else (), bool(ends))
+                          near if any(a or b for a, b in near) else (), bool(ends), least)
     if not keys:
         return memory
     return _counted(memory, np.concatenate(keys), np.concatenate(tokens), np.concatenate(counts))
@@ -383,7 +394,10 @@ def load_phrases(path: Path, alphabet, keyed: str = "letters", user: Path | None
                               mask_id=_int(meta["mask_id"]),
                               special=tuple(_int(k) for k in meta["special"].split(",") if k),
                               keyed=keyed, near=_sides(meta["near"], 0) if "near" in meta else (),
-                              ends=_flag(meta.get("ends", "0"), "ends"))
+                              ends=_flag(meta.get("ends", "0"), "ends"),
+                              least=_least([_int(k) for k in meta["least"].split(",")]
+                                           if "least" in meta else (), len(sides),
+                                           _int(meta["rest"])))
     except (SafetensorError, OSError, KeyError, ValueError, TypeError, OverflowError) as e:
         reason = str(e).splitlines()[0][:160] if str(e).strip() else ""
         raise ModelLoadError(f"{path}: not a {MEMORY[keyed]} ({type(e).__name__}: {reason})") \
@@ -407,13 +421,13 @@ def _user_memory(user: Path, alphabet, memory: PhraseMemory, keyed: str) -> Phra
         raise ModelLoadError(f"{user}: not a file of phrases (a folder, a pipe or a device); "
                              "remove it or make it a text file, one phrase a line")
     key = (str(user.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, alphabet.letters, keyed,
-           memory.sides, memory.rest, memory.beta, memory.near)
+           memory.sides, memory.rest, memory.beta, memory.near, memory.least)
     if key not in _USER_MEMORIES:
         texts, weights = read_user_phrases(user, alphabet)
         if len(_USER_MEMORIES) >= 8:
             _USER_MEMORIES.pop(next(iter(_USER_MEMORIES)))
         _USER_MEMORIES[key] = build_phrases(texts, alphabet, weights, memory.sides, memory.rest,
-                                            memory.beta, keyed, memory.near)
+                                            memory.beta, keyed, memory.near, least=memory.least)
     return _USER_MEMORIES[key]
 
 
@@ -469,6 +483,15 @@ def _int(text: str) -> int:
     if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
         raise ValueError(f"{str(text)[:20]!r} is not a whole number (ASCII digits)")
     return int(text)
+
+
+def _least(least, levels: int, rest: int) -> tuple[int, ...]:
+    """Per level, the fewest hidden characters right of a position it speaks at (ValueError
+    unless one per level, each 0..``rest`` + 1); () where every level speaks everywhere."""
+    least = tuple(int(m) for m in least)
+    if least and (len(least) != levels or not all(0 <= m <= rest + 1 for m in least)):
+        raise ValueError(f"least hidden rest {least!r}: one per level, each 0..{rest + 1}")
+    return least if any(least) else ()
 
 
 def _levels(levels) -> str:

@@ -31,8 +31,8 @@ from infill.training.loop import TrainConfig, TrainResult
 from infill.training.loop import train as train_loop
 
 __all__ = ["LEXICON_MIN", "LEXICON_SCALE", "MEMORY_CHARS", "MEMORY_ENDS", "MIN_COUNT",
-           "MIXING_ORDER", "PAIRS_MIN", "PHRASE_LEVELS", "PHRASE_WITTEN_BELL", "LatinFamily",
-           "lexicon_weights", "train", "write_context_memories", "write_memories"]
+           "MIXING_ORDER", "PAIRS_MIN", "PHRASE_LEAST", "PHRASE_LEVELS", "PHRASE_WITTEN_BELL",
+           "LatinFamily", "lexicon_weights", "train", "write_context_memories", "write_memories"]
 
 MEMORY_CHARS = 1_500_000
 """Characters of training inscriptions (whole inscriptions, a seeded sample: about half of EDH's
@@ -49,13 +49,19 @@ of the end alone is not stored (:func:`~infill.models.phrases.build_phrases`). O
 validation supplements: +1.8 [+0.4, +3.2] points at rank 1, CER -0.019 [-0.034, -0.005], whole
 lost words +10.4 (benchmarks/results/latin_lengths.md)."""
 PAIRS_MIN = 2
-"""Word pairs seen fewer times than this are left out (twice: 31,691 pairs, 0.4 MiB; three
-times keeps 15,991)."""
-PHRASE_LEVELS = PHRASE_SIDES
-"""The phrase memory's levels (left, right characters), in mixing order: builtin:greek's. Two
-shorter levels first, (2, 2) and (4, 0) (12.2 -> 19.5 MiB), restored no more at rank 1 on
-validation (+1.5 [-3.0, +6.0] on 200 supplements; -10 points on 40 of 1-3 letters), more in the
-top 20 (+3.0 and +6.7); benchmarks/results/latin_lengths.md."""
+"""Word pairs seen fewer times than this are left out (twice: 31,739 pairs, 0.4 MiB; three
+times keeps 16,035)."""
+PHRASE_LEVELS = ((2, 2), (4, 0)) + PHRASE_SIDES
+"""The phrase memory's levels (left, right characters), in mixing order: builtin:greek's, after
+two shorter ones that speak only at the first letters of a long lacuna (:data:`PHRASE_LEAST`).
+Speaking everywhere they lost 10 points at rank 1 on 40 validation supplements of 1-3 letters
+(benchmarks/results/latin_lengths.md)."""
+PHRASE_LEAST = (6, 6, 0, 0, 0, 0)
+"""Per level of :data:`PHRASE_LEVELS`, the fewest characters still hidden right of a position
+for the level to speak there (``build_phrases(..., least=)``): the short levels only where six or
+more letters are still lost, so a lacuna of 1-6 letters is restored as before. On EDH validation
+supplements of 7-10 letters: +3.8 points at rank 1 (52 of the usual 500) and +1.5 [-0.5, +4.0]
+(200 more), +4.0 [+0.5, +7.5] in the top 10, CER -0.023 [-0.051, +0.003]; 12.7 -> 16.2 MiB."""
 PHRASE_WITTEN_BELL = PHRASE_BETA
 """The phrase memory's Witten-Bell beta (the module doc of :mod:`infill.models.phrases`): on 200
 validation supplements 1 / 4 / 16 restored 52.5 / 55.5 / 54.0% at rank 1."""
@@ -152,7 +158,8 @@ def write_context_memories(out: Path, texts: list[str], alphabet=LATIN,
     a = alphabet
     sample = memory_sample(texts, chars)
     for memory, name in ((build_phrases(sample, a, sides=PHRASE_LEVELS,
-                                        beta=PHRASE_WITTEN_BELL, ends=ends), PHRASES_FILE),
+                                        beta=PHRASE_WITTEN_BELL, ends=ends,
+                                        least=PHRASE_LEAST), PHRASES_FILE),
                          (build_shapes(sample, a, ends=ends), SHAPES_FILE)):
         drop_rare(memory, min_count, whole_contexts=False).save(out / name, a)
     pairs = {k: v for k, v in pair_counts(texts, a).items() if v >= pairs_min}

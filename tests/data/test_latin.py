@@ -168,7 +168,8 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     from click.testing import CliRunner
 
     import infill
-    from infill.training.latin import LEXICON_SCALE, MIN_COUNT, MIXING_ORDER, PAIRS_MIN
+    from infill.training.latin import (LEXICON_SCALE, MIN_COUNT, MIXING_ORDER, PAIRS_MIN,
+                                       PHRASE_LEAST, PHRASE_LEVELS)
     from infill_cli.main import main
 
     lines = ["dis manibus sacrum vixit annis xxv", "hic situs est sit tibi terra levis"] * 40
@@ -185,6 +186,11 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
         assert memory is not None and (not len(memory.counts) or memory.counts.min() >= MIN_COUNT)
     assert len(model.shapes.keys) > 0
     assert model.phrases.ends and model.shapes.ends        # whole inscriptions: their ends count
+    # the short phrase levels speak only at the first letters of a lacuna of seven or more
+    assert model.phrases.sides == PHRASE_LEVELS and model.phrases.least == PHRASE_LEAST
+    assert PHRASE_LEVELS[:2] == ((2, 2), (4, 0)) and PHRASE_LEAST[:2] == (6, 6)
+    shipped = infill.load_model("builtin:latin", device="cpu").phrases
+    assert (shipped.sides, shipped.least) == (PHRASE_LEVELS, PHRASE_LEAST)
     # the word pairs seen twice are kept, as in the shipped pairs.tsv (the fixtures' training
     # split has two)
     pairs = [line.split("\t") for line in

@@ -70,10 +70,15 @@ def _level_counts(query, left: int, right: int, h: int, ends: bool = False) -> n
     return counts
 
 
-def _brute_mixture(text: str, t: int, beta: float, rest: int, ends: bool = False) -> np.ndarray:
-    """M of the module doc at character t of ``text`` (levels chained in SIDES order)."""
+def _brute_mixture(text: str, t: int, beta: float, rest: int, ends: bool = False,
+                   least=(0,) * len(SIDES)) -> np.ndarray:
+    """M of the module doc at character t of ``text`` (levels chained in SIDES order; level k
+    silent where fewer than ``least[k]`` characters are hidden right of t)."""
     mixture = np.zeros(V)
-    for left, right in SIDES:
+    hidden = _neighbours(text, t, 0, 0, 64)[2]
+    for (left, right), m in zip(SIDES, least):
+        if hidden < m:
+            continue
         found = _neighbours(text, t, left, right, rest)
         if found is None and right:
             continue
@@ -126,6 +131,37 @@ def test_the_end_cases_are_where_ends_change_the_mixture():
     assert _brute_mixture("ο δημοσ ανεθηκ??", 15, 1.0, 4, True).sum() == 0
 
 
+LEAST = (2, 0, 3, 0)       # per level of SIDES: the fewest hidden characters right of t
+
+
+@pytest.mark.parametrize("text, where", CASES + END_CASES)
+def test_a_level_with_a_least_rest_speaks_only_before_that_many_hidden(text, where,
+                                                                      mixture_is):
+    beta, rest = 0.7, 4
+    memory = build_phrases(LINES, A, sides=SIDES, rest=rest, beta=beta, ends=True, least=LEAST)
+    assert memory.least == LEAST
+    mixture_is(memory, text, where,
+               lambda t: _brute_mixture(text, t, beta, rest, True, LEAST), seed=1)
+
+
+def test_the_least_rest_changes_the_mixture_only_where_less_is_hidden():
+    changed = same = 0
+    for text, where in CASES + END_CASES:
+        for t in where:
+            a = _brute_mixture(text, t, 1.0, 4, True)
+            b = _brute_mixture(text, t, 1.0, 4, True, LEAST)
+            changed += not np.allclose(a, b)
+            same += a.sum() > 0 and np.allclose(a, b)
+    assert changed >= 3 and same >= 3
+    full = build_phrases(LINES, A, sides=SIDES, rest=4, ends=True)
+    gated = build_phrases(LINES, A, sides=SIDES, rest=4, ends=True, least=LEAST)
+    assert len(gated.keys) < len(full.keys)       # keys never asked for are not stored
+    assert build_phrases(LINES, A, sides=SIDES, rest=4, least=(0,) * 4).least == ()
+    for bad in [(1, 2), (6, 0, 0, 0), (-1, 0, 0, 0)]:
+        with pytest.raises(ValueError, match="least"):
+            build_phrases(LINES, A, sides=SIDES, rest=4, least=bad)
+
+
 @pytest.mark.parametrize("text, gold", [
     ("εδοξε τηι βουληι και τωι ?????", "δημωι"),     # the formula's lost end
     ("ανηρ αγ???σ ων", "αθο"),                       # a stretch inside a phrase
@@ -152,6 +188,11 @@ def test_the_file_round_trips_and_a_users_phrases_are_counted_in(tmp_path):
     ends.save(tmp_path / "ends.safetensors", A)
     back = load_phrases(tmp_path / "ends.safetensors", A, user=tmp_path / "none.txt")
     assert back.ends and np.array_equal(back.keys, ends.keys) and len(ends.keys) > len(memory.keys)
+    assert back.least == ()
+    gated = build_phrases(LINES, A, sides=SIDES, rest=4, beta=0.5, least=LEAST)
+    gated.save(tmp_path / "least.safetensors", A)
+    back = load_phrases(tmp_path / "least.safetensors", A, user=tmp_path / "none.txt")
+    assert back.least == LEAST and np.array_equal(back.keys, gated.keys)
     (tmp_path / USER_PHRASES).write_text("Ἡρακλείδης Ἡρακλείδου\t3\n\nμηνὸς Λυκείου\n",
                                          encoding="utf-8")
     more = load_phrases(tmp_path / PHRASES_FILE, A)
@@ -197,6 +238,7 @@ def _corrupt(path, **arrays):
     {"counts": np.ones(1, np.int64)},
     {"keys_lo": np.zeros(3, np.uint16)}, {"classes": np.zeros(5, np.int64)},
     {"tokens": np.zeros(1, np.float32)}, {"special": "1"}, {"ends": "yes"},
+    {"least": "1,2"}, {"least": "9,0,0,0"}, {"least": "x"}, {"least": ""},
 ])
 def test_a_corrupt_memory_is_one_error_naming_the_file(tmp_path, change):
     path = tmp_path / PHRASES_FILE
