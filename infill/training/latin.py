@@ -61,7 +61,8 @@ PHRASE_LEAST = (6, 6, 0, 0, 0, 0)
 for the level to speak there (``build_phrases(..., least=)``): the short levels only where six or
 more letters are still lost, so a lacuna of 1-6 letters is restored as before. On EDH validation
 supplements of 7-10 letters: +3.8 points at rank 1 (52 of the usual 500) and +1.5 [-0.5, +4.0]
-(200 more), +4.0 [+0.5, +7.5] in the top 10, CER -0.023 [-0.051, +0.003]; 12.7 -> 16.2 MiB."""
+(200 more), +4.0 [+0.5, +7.5] in the top 10, CER -0.023 [-0.051, +0.003]; 12.7 -> 16.2 MiB.
+builtin:greek's memories built so gained nothing (benchmarks/results/greek_field.md)."""
 PHRASE_WITTEN_BELL = PHRASE_BETA
 """The phrase memory's Witten-Bell beta (the module doc of :mod:`infill.models.phrases`): on 200
 validation supplements 1 / 4 / 16 restored 52.5 / 55.5 / 54.0% at rank 1."""
