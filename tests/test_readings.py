@@ -282,9 +282,10 @@ def test_a_texts_letter_sets_bind_the_readings_and_the_beam(greek_char_dir):
     assert [c.fills for c in r.completions] == [c.fills for c in limited]
     by_fill = {c.fills[0]: c.score for c in limited}
     assert sorted(combo.readings[0] for combo in r.combinations) == sorted(given)
-    for combo in r.combinations:
-        assert combo.score == pytest.approx(by_fill[combo.readings[0]], abs=1e-9)
+    for combo in r.combinations:      # float32 forward passes batched differently: 1e-6
+        assert combo.score == pytest.approx(by_fill[combo.readings[0]], abs=1e-6)
         assert combo.beam_rank is not None
+    assert abs(r.combinations[0].score - r.combinations[1].score) > 1e-3  # the two differ
     with pytest.raises(infill.InputError, match="'αμ' of lacuna 1 does not fit.*#"):
         infill.readings(model, "καὶ τῶι δ#[ηι]?ωι", ["ημ|αμ"])
 
