@@ -26,6 +26,7 @@ from infill.data.examples import greek_examples
 from infill.data.inscriptions import iospe_split, training_texts
 from infill.data.latin import LATIN
 from infill.errors import InputError
+from infill.models.phrases import PHRASE_REST
 from infill.training import latin
 
 
@@ -42,13 +43,15 @@ def levels(spec: str) -> tuple[tuple[int, int], ...]:
 
 
 def least_rest(spec: str) -> tuple[int, ...]:
-    """``M,M,...`` -> (M, ...) (an argparse type: a malformed one is one line, exit 2)."""
+    """``M,M,...`` -> (M, ...), each 0..PHRASE_REST + 1 (an argparse type: a malformed one is
+    one line, exit 2)."""
     try:
         out = tuple(int(m) for m in spec.split(","))
     except ValueError:
         out = ()
-    if not out or any(m < 0 for m in out):
-        raise argparse.ArgumentTypeError(f"{spec!r}: write M,M,... (whole numbers >= 0)")
+    if not out or any(not 0 <= m <= PHRASE_REST + 1 for m in out):
+        raise argparse.ArgumentTypeError(
+            f"{spec!r}: write M,M,... (whole numbers from 0 to {PHRASE_REST + 1})")
     return out
 
 
@@ -99,7 +102,7 @@ def main() -> None:
     if args.phrase_levels:                     # other levels: each speaks everywhere unless
         latin.PHRASE_LEVELS, latin.PHRASE_LEAST = args.phrase_levels, ()   # --phrase-least
     if args.phrase_least is not None:
-        latin.PHRASE_LEAST = args.phrase_least if any(args.phrase_least) else ()
+        latin.PHRASE_LEAST = args.phrase_least
     if latin.PHRASE_LEAST and len(latin.PHRASE_LEAST) != len(latin.PHRASE_LEVELS):
         ap.error(f"--phrase-least: one number per phrase level ({len(latin.PHRASE_LEVELS)})")
     latin.write_memories(args.out, texts, literature, LATIN, args.chars, args.min_count,

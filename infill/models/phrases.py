@@ -12,9 +12,10 @@ numeral) and every level (l, r) of ``sides``: a 48-bit hash of the l characters 
 the r characters right of t's *hidden rest* -- for h = 0..``rest``, the r characters that follow
 t + h, with h in the key (a level with r = 0 has no rest) -- with the character at t and how often
 that pair occurred. A level may carry a least rest m (``least``): it speaks only at positions
-with at least m ``?`` right of them (the first letters of a long lacuna), so its keys with a
-shorter rest are not stored. Punctuation is no neighbour (a text typed without the editors' commas meets
-its parallels), the start of a text is a neighbour of its own, a right context never reaches
+with at least m ``?`` right of them (the first letters of a long lacuna), so a level with a
+right context does not store its keys with a shorter rest. Punctuation is no neighbour (a text
+typed without the editors' commas meets its parallels), the start of a text is a neighbour of
+its own, a right context never reaches
 past a text's end (a text typed only up to its gap is not an inscription that ends there) unless
 the memory is built with ``ends`` (its texts whole inscriptions, whose end is a neighbour of its
 own too: ``v s l m`` closes a votive text; builtin:latin's memories), and a
@@ -253,8 +254,9 @@ def build_phrases(texts: list[str], alphabet, weights: list[int] | None = None,
     rest as letters (:mod:`infill.models.shapes`). With ``ends``, a right context may reach past
     a text's end (the texts are whole inscriptions: their end is a neighbour of its own). A
     level k with ``least[k]`` = m > 0 speaks only where at least m characters are still hidden
-    right of the position (the first letters of a long lacuna); its keys with a shorter hidden
-    rest are not stored."""
+    right of the position (the first letters of a long lacuna); with a right context, its keys
+    with a shorter hidden rest are not stored (a left-only key holds no rest: the query skips
+    it)."""
     classes = KEYED[keyed](alphabet)
     n = len(alphabet)
     seqs = [np.array(alphabet.encode(x), dtype=np.int64) for x in texts]
