@@ -48,3 +48,20 @@ def write_table(lines: list[str], cmds: list[str], table: Path) -> None:
     table.parent.mkdir(parents=True, exist_ok=True)
     table.write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+def timed_in_turn(models: dict, texts: list[str], batch: int = 8, beam: int = 10
+                  ) -> dict[str, float]:
+    """Seconds each of ``models`` (name -> model) takes to restore ``texts`` (``?`` per lost
+    letter), ``batch`` together, the models batch by batch in turn (one run: their ratio)."""
+    import time
+
+    import infill
+
+    took = dict.fromkeys(models, 0.0)
+    for k in range(0, len(texts), batch):
+        for name, model in models.items():
+            t0 = time.perf_counter()
+            infill.fill(model, texts[k:k + batch], gap=1, marker="?", beam_size=beam, top_k=beam)
+            took[name] += time.perf_counter() - t0
+    return took

@@ -28,6 +28,7 @@ def main() -> None:
         model = infill.load_model(args.model, device="cpu")
         if part != "full":
             model.phrases = model.shapes = model.pairs = model.names = model.gate = None
+            model.own_text = None
         if part == "network":
             model.lexicon = None
         for dialect, text in TEXTS.items():

@@ -158,16 +158,10 @@ def best_per_sharpness(fits: dict, sign: float = 1.0) -> dict[str, list[float]]:
 def speed(model, pooled, n: int) -> str:
     """Seconds to restore the first ``n`` IOSPE validation supplements (8 together, beam 10)
     with the gate and with the pooled memories, batch by batch in turn (one run: a ratio)."""
-    import infill
+    from common import timed_in_turn
 
     tasks = tasks_for(epidoc_folder(CORPORA["iospe"]), "validation", list(range(1, 11)))[:n]
-    took = {"gate": 0.0, "pooled": 0.0}
-    for k in range(0, len(tasks), 8):
-        texts = [t.text for t in tasks[k:k + 8]]
-        for name, m in (("gate", model), ("pooled", pooled)):
-            t0 = time.perf_counter()
-            infill.fill(m, texts, gap=1, marker="?", beam_size=10, top_k=10)
-            took[name] += time.perf_counter() - t0
+    took = timed_in_turn({"gate": model, "pooled": pooled}, [t.text for t in tasks])
     return (f"{len(tasks)} supplements: gate {took['gate']:.1f} s, pooled {took['pooled']:.1f} s, "
             f"ratio {took['gate'] / took['pooled']:.2f}")
 

@@ -96,14 +96,17 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
             names: Path | None = None, order: str | None = None,
             shapes: Path | None = None, rerank: str | None = None, top_k: int = 10,
-            scorer: str | None = None) -> dict:
+            scorer: str | None = None, own_text: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done = cached(cache)
     todo = [t for t in tasks if key(t) not in done]
     if todo:
         model = infill.load_model(model_name, device="cpu")
+        if own_text is not None:
+            give_own_text(model, own_text)
         if memory == "off":
             model.phrases = model.pairs = model.names = model.shapes = model.gate = None
+            model.own_text = None
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
@@ -155,6 +158,27 @@ def give_names(model, path: Path) -> None:
         fail("--names: the model's mixing order has no names; give --mixtures with them")
     model.names = load_names(path, model.alphabet, model.pairs)
     model.lexicon = with_names(model.lexicon, model.names)
+
+
+def give_own_text(model, given: str) -> None:
+    """Give ``model`` a memory of each input's own text, ``BETA`` or ``BETA/l:r,...`` (its
+    Witten–Bell beta, and levels other than the phrase memory's), mixed last (``off``: take
+    its own away)."""
+    from infill.models.own_text import OWN_TEXT_SIDES, OwnText
+    from infill.models.phrases import _sides
+
+    if given == "off":
+        model.own_text = None
+        return
+    beta, _, sides = given.partition("/")
+    try:
+        model.own_text = OwnText(model.alphabet, _sides(sides) if sides else OWN_TEXT_SIDES,
+                                 float(beta))
+    except ValueError:
+        fail(f"--own-text: {given!r} is neither 'off' nor BETA[/l:r,...]")
+    if not model.own_text.beta > 0:
+        fail(f"--own-text: beta must be above 0, not {beta}")
+    model.mixed = tuple(m for m in model.mixed if m != "own_text") + ("own_text",)
 
 
 def key(task) -> str:
@@ -245,8 +269,8 @@ def table(tasks: list, new: dict, old: dict) -> list[str]:
     return lines
 
 
-def main() -> None:
-    """Decode what is not cached, print the table."""
+def arguments() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="builtin:greek")
     ap.add_argument("--memory", default="on", choices=("on", "off"))
@@ -291,7 +315,16 @@ def main() -> None:
     ap.add_argument("--baseline-name", default=None,
                     help="the baseline's cache name (default: from --baseline and "
                     "--baseline-memory; decoded without reranking)")
-    args = ap.parse_args()
+    ap.add_argument("--own-text", default=None, metavar="BETA[/l:r,...]|off",
+                    help="the new model's memory of each input's own text: 'off' (none), or "
+                    "its Witten-Bell beta and levels (mixed last; levels by default "
+                    "own_text.OWN_TEXT_SIDES)")
+    return ap.parse_args()
+
+
+def main() -> None:
+    """Decode what is not cached, print the table."""
+    args = arguments()
     global FOLD, MEASURES
     if args.fold_uv:
         from infill.data.latin import fold_uv
@@ -308,7 +341,7 @@ def main() -> None:
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{part}.jsonl",
                   args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
-                  args.shapes, args.rerank, args.top_k, args.scorer)
+                  args.shapes, args.rerank, args.top_k, args.scorer, args.own_text)
     old_name = args.baseline_name or tag(args.baseline, args.baseline_memory)
     old = restore(args.baseline, args.baseline_memory, tasks,
                   args.out / f"{old_name}.{part}.jsonl", args.beam, rerank="off",

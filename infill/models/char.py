@@ -37,6 +37,7 @@ from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
 from infill.models.gate import GATE_FILE, load_gate
+from infill.models.own_text import own_text_from
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
 
@@ -46,7 +47,7 @@ __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "MIXTURES", "WordStr
 FORMAT = "infill-charmodel"
 VERSION = 1
 WEIGHTS = "model.safetensors"
-MIXTURES = ("lexicon", "pairs", "names", "shapes", "phrases", "gate")
+MIXTURES = ("lexicon", "pairs", "names", "shapes", "phrases", "gate", "own_text")
 """The parts a character model mixes into the network's conditional, in their default order
 (builtin:greek's); a model's ``charmodel.json`` may name another (``"mixtures"``)."""
 
@@ -264,6 +265,11 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
     if (path / GATE_FILE).is_file():
         wrapped.gate = load_gate(path, alphabet)
+    if "own_text" in meta:
+        if "own_text" not in wrapped.mixed:
+            raise ModelLoadError(f"{path / 'charmodel.json'}: \"own_text\" is described but "
+                                 f"\"mixtures\" does not mix it")
+        wrapped.own_text = own_text_from(meta["own_text"], alphabet, path / "charmodel.json")
     return wrapped
 
 
@@ -297,8 +303,10 @@ class CharMaskedLM(MaskedLM):
     :attr:`mixed`), with a ``shapes.safetensors``, the shape memory (the phrase memory over
     the lengths of the words around, :mod:`infill.models.shapes`), and with a
     ``phrases.safetensors``, with its phrase memory (:mod:`infill.models.phrases`), and with a
-    ``gate.json``, last with one phrase and shape memory per corpus, each weighed by how like
-    that corpus the input is (:mod:`infill.models.gate`). That is the default order,
+    ``gate.json``, with one phrase and shape memory per corpus, each weighed by how like
+    that corpus the input is (:mod:`infill.models.gate`), and with an ``"own_text"`` in its
+    ``charmodel.json``, last with the memory of each row's own text (:mod:`infill.models.own_text`:
+    a lost stretch found where the same inscription keeps it). That is the default order,
     :data:`MIXTURES`; a model's ``charmodel.json`` may give its own (``"mixtures"``, in
     :attr:`mixed`: builtin:latin mixes its shape memory first).
     """
@@ -311,6 +319,7 @@ class CharMaskedLM(MaskedLM):
     names = None
     shapes = None
     gate = None
+    own_text = None
     mixed = MIXTURES                                                    # their order into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",

@@ -121,7 +121,12 @@ class PhraseMemory:
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The flattened positions ``seen`` (of ``pos`` [R, P]) whose context some level has
         seen, with M there ([len(seen), V], the chain of the module doc) and Π_k (1 − λ_k)."""
-        found = self._found(ids, pos)
+        return self.chain(self._found(ids, pos))
+
+    def chain(self, found: list[tuple[np.ndarray, np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`mixture` from each level's (first entry, number of entries) [N] at N
+        positions."""
         seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
         mixture = np.zeros((len(seen), self.vocab_size))
         for lo, width in found:

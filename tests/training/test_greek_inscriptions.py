@@ -14,6 +14,7 @@ from infill.data.epidoc import read_edition
 from infill.data.epidoc_corpus import supplement_tasks
 from infill.data.inscriptions import iospe_split, mixed_examples, pack, training_texts
 from infill.training.inscriptions import word_list
+from infill.models.phrases import PHRASE_BETA
 from infill_cli.main import main
 
 TEI = '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body>{}</body></text></TEI>'
@@ -140,6 +141,8 @@ def test_cli_trains_with_inscriptions_and_a_word_stream(tmp_path, epidoc):
     assert not any(val_text in GREEK.decode(mix.examples[i]) for i in split["train"])
     lm = infill.load_model(str(out), device="cpu")
     assert lm.model.words is not None and lm.max_length == 64
+    assert meta["own_text"] == {"sides": "3:3,8:0,0:8,6:6", "beta": PHRASE_BETA}
+    assert lm.own_text.beta == PHRASE_BETA and lm.mixed[-1] == "own_text"
     assert infill.fill(lm, "ο δημοσ ετιμη??", top_k=2)[0][0].text.startswith("ο δημοσ ετιμη")
     # a run started from these weights begins where this one ended
     again = tmp_path / "again"
