@@ -77,8 +77,7 @@ def test_the_hidden_rest_and_missing_letters_are_never_stored():
     logq = _logq(ids, pos)
     memory = OwnText(A).memory(ids.numpy())
     assert len(memory.keys)
-    got = OwnText(A).mix(logq, ids, pos)
-    assert torch.equal(got[0, 1:], logq[0, 1:])
+    assert torch.equal(OwnText(A).mix(logq, ids, pos), logq)
 
 
 @pytest.fixture
