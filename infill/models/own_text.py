@@ -89,12 +89,7 @@ class OwnText:
             return logq
         keys, _ = _query_keys(memory.classes, ids, pos, memory.sides, memory.rest, memory.mask_id)
         rows = np.repeat(np.arange(len(ids)), pos.shape[1])
-        found = []
-        for k in keys:
-            k = _salted(k, rows)
-            lo = np.searchsorted(memory.keys, k, "left")
-            found.append((lo, np.searchsorted(memory.keys, k, "right") - lo))
-        seen, mixture, keep = memory.chain(found)
+        seen, mixture, keep = memory.chain([memory.lookup(_salted(k, rows)) for k in keys])
         if not len(seen):
             return logq
         special = np.zeros(logq.shape[-1], dtype=bool)

@@ -150,10 +150,14 @@ class PhraseMemory:
                 keys[k] = _joined(keys[k], extra)
         found = []
         for k, least in zip(keys, self.least or (0,) * len(keys)):
-            lo = np.searchsorted(self.keys, k, "left")
-            width = np.searchsorted(self.keys, k, "right") - lo
+            lo, width = self.lookup(k)
             found.append((lo, np.where(h >= least, width, 0)))
         return found
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first entry, number of entries) of each of ``keys``."""
+        lo = np.searchsorted(self.keys, keys, "left")
+        return lo, np.searchsorted(self.keys, keys, "right") - lo
 
     def _counts(self, lo: np.ndarray, width: np.ndarray) -> np.ndarray:
         """[N, V] counts of each character in the entries ``lo[i] : lo[i] + width[i]``."""
