@@ -92,3 +92,19 @@ def train_greek():
         assert r.exit_code == 0, r.output
         return out
     return train
+
+
+@pytest.fixture(scope="session")
+def load_error_line():
+    """``infill run -m DIR TEXT`` on a model whose ``charmodel.json`` is bad: exit 2, no
+    traceback, one line naming the file and holding ``says``."""
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+
+    def check(d: Path, text: str, says: str) -> None:
+        r = CliRunner().invoke(main, ["run", "-m", str(d), text])
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert says in r.output and "charmodel.json" in r.output
+        assert len(r.output.strip().splitlines()) == 1
+    return check
