@@ -27,8 +27,8 @@ compute output logits at selected positions and save the final artifact in the f
   position is replaced by ``damage_id`` (``-``) with probability ``damage_rate``; damaged positions
   are never labels and never masked. Static/dynamic applies to damage too.
 - **Loop.** AdamW, linear warmup then linear decay over the planned steps (``steps``, or
-  ``epochs`` x batches per epoch); stops early at ``time_budget`` seconds (wall clock, or this
-  process's CPU time with ``budget_clock="cpu"``). Evaluation before the
+  ``epochs`` x batches per epoch); stops early once the run has taken ``time_budget`` seconds in all, the runs it
+  resumes included (wall clock, or CPU time with ``budget_clock="cpu"``). Evaluation before the
   first step and every ``eval_every`` steps: validation loss (mean cross-entropy per label) and accuracy (argmax), printed
   and appended to ``train_log.jsonl``. Checkpoint (model, optimizer, scheduler, step, torch RNG
   state, static masks) to ``checkpoint.pt`` every ``checkpoint_every`` steps and at the end;
@@ -419,7 +419,7 @@ class Trainer:
                            for i in self.train_idx}
         self.step, self.history = 0, []
         self.elapsed_before = self.cpu_before = 0.0
-        self.train_loss = float("nan")
+        self.train_loss: float | None = None        # none yet (a resumed run: none this run)
         self._epoch_batches: tuple[int, list] = (-1, [])
         self.stop_request: list[int] = []
         self.t0, self.c0 = time.time(), time.process_time()

@@ -96,8 +96,9 @@ class TrainRequest(Request):
     steps: int | None = option(None, int, "Planned optimizer steps.", low=1, optional=True)
     epochs: float | None = option(None, float, "Planned epochs (if --steps not given).", low=0,
                                   low_open=True, optional=True)
-    time_budget: float | None = option(None, float, "Stop (and save) after this many seconds.",
-                                       low=0, low_open=True, optional=True)
+    time_budget: float | None = option(None, float, "Stop (and save) once the run has taken "
+                                       "this many seconds in all (a resumed run counts the time "
+                                       "before).", low=0, low_open=True, optional=True)
     budget_clock: str = _either("wall", CLOCKS, "What --time-budget measures: elapsed or CPU "
                                 "seconds.", "budget clock")
     batch_size: int = option(32, int, low=1, high=65536)

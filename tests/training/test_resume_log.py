@@ -37,3 +37,16 @@ def test_resumed_log_equals_the_uninterrupted_one(tmp_path, stop):
     run(corpus, tmp_path / "part", resume=True)
     assert [r["step"] for r in log(tmp_path / "full")] == [0, 3, 6]
     assert log(tmp_path / "part") == log(tmp_path / "full")
+
+
+def test_a_resume_with_its_time_spent_logs_no_nan(tmp_path):
+    corpus = tmp_path / "greek.txt"
+    corpus.write_text("\n".join(LINES * 10) + "\n", encoding="utf-8")
+    run(corpus, tmp_path / "part", stop_after=4)
+    # the budget is the run's in all: spent before the resume, so it stops before a step
+    again = run(corpus, tmp_path / "part", resume=True, time_budget=1e-9)
+    assert (again.step, again.stopped) == (4, "time_budget")
+    text = (tmp_path / "part" / "train_log.jsonl").read_text()
+    rows = [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in the log"))
+            for line in text.splitlines()]
+    assert [(r["step"], r["train_loss"]) for r in rows][-1] == (4, None)
