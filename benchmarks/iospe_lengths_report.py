@@ -14,7 +14,8 @@ bootstrap, 95%).
 
 ``--per-class N`` samples N supplements (seed 0) of each length class (0: all). Every model's
 restorations are kept per supplement in ``--out`` (``<name>.<split>.jsonl``) and reused, so the
-baseline is decoded once; ``--memory off`` loads a model with its phrase memory, word pairs,
+baseline is decoded once (a kept restoration whose input text the EpiDoc reader now reads
+otherwise is decoded again); ``--memory off`` loads a model with its phrase memory, word pairs,
 names and shape memory left out (the shipped model before issue 35); ``--phrases``,
 ``--pairs``, ``--names``, ``--shapes`` and ``--mixtures`` give it files or an order of mixing of
 one's own (choices on the validation split; ``--names`` mixes the names where the model's
@@ -35,6 +36,7 @@ With
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -98,8 +100,8 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             shapes: Path | None = None, rerank: str | None = None, top_k: int = 10,
             scorer: str | None = None, own_text: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
-    done = cached(cache)
-    todo = [t for t in tasks if key(t) not in done]
+    done, texts = cached(cache), cached(cache, "text")
+    todo = [t for t in tasks if key(t) not in done or texts.get(key(t), text_id(t)) != text_id(t)]
     if todo:
         model = infill.load_model(model_name, device="cpu")
         if own_text is not None:
@@ -132,7 +134,7 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
                                       scorer=scorer)
                 for t, comps in zip(chunk, results):
                     done[key(t)] = [letters(c, model.alphabet) for c in comps]
-                    f.write(json.dumps({"key": key(t), "fills": done[key(t)],
+                    f.write(json.dumps({"key": key(t), "text": text_id(t), "fills": done[key(t)],
                                         "scores": [round(c.score, 5) for c in comps]},
                                        ensure_ascii=False) + "\n")
                 f.flush()
@@ -141,12 +143,14 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
     return done
 
 
-def cached(cache: Path) -> dict[str, list[str]]:
-    """{task key: restorations} that ``cache`` holds (empty where there is no cache yet)."""
+def cached(cache: Path, field: str = "fills") -> dict:
+    """{task key: restorations} that ``cache`` holds (empty where there is no cache yet); the
+    last row of a key counts. ``field="text"``: {key: :func:`text_id` of the input it restored},
+    of the rows that record it."""
     if not cache.is_file():
         return {}
     rows = (json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines())
-    return {row["key"]: row["fills"] for row in rows}
+    return {row["key"]: row[field] for row in rows if field in row}
 
 
 def give_names(model, path: Path) -> None:
@@ -184,6 +188,12 @@ def give_own_text(model, given: str) -> None:
 def key(task) -> str:
     """A supplement's name in the caches: its file and lacuna."""
     return f"{Path(task.file).name}#{task.index}"
+
+
+def text_id(task) -> str:
+    """A short digest of the text a supplement is restored in, kept beside its restorations:
+    where the reader reads the inscription otherwise, the cached ones are stale."""
+    return hashlib.sha1(task.text.encode("utf-8")).hexdigest()[:12]
 
 
 FOLD = None

@@ -157,6 +157,9 @@ class Edition:
     notes: list[str]
     declaration: str = ""           # the XML declaration as written, with the space after it
     trailer: str = ""               # whitespace after the root element
+    # declaration and trailer: the whole text before and after the root element as written (its
+    # processing instructions, comments, doctype and the space between them), for a byte-exact copy
+    ends_as_written: bool = False
     alphabet: object = None         # the alphabet it is read in (infill.data.latin.alphabet_for)
 
     @property
@@ -196,7 +199,8 @@ def _local(tag) -> str:
 def parse_xml(path: str | Path, text: str | None = None):
     """(tree, declaration, trailing whitespace) of an XML file, parsed safely: no DTD loaded,
     no entity expanded, no network, no huge trees; entity declarations are refused. InputError
-    names the file and line."""
+    names the file and line. :func:`text_around_root` gives the rest of the text around the
+    root as written."""
     name = str(path)
     if text is None:           # the bounded reader (it names the file): never more than MAX_BYTES
         text = read_text(path, "EpiDoc file", limit=MAX_BYTES)
@@ -226,6 +230,30 @@ def parse_xml(path: str | Path, text: str | None = None):
                          line=line) from None
     return root.getroottree(), (decl.group(0).lstrip() if decl else ""), \
         text[len(text.rstrip()):]
+
+
+_MISC = r"(?:\s+|<\?(?:(?!\?>).)*\?>|<!--(?:(?!--).)*-->"
+_PROLOG = re.compile(_MISC + r"|<!DOCTYPE\b[^\[>]*(?:\[[^\]]*\])?\s*>)*", re.S)
+_EPILOGUE = re.compile(_MISC + r")*", re.S)
+"""What may stand around the root element: space, processing instructions, comments, and before
+it a doctype."""
+
+
+def text_around_root(text: str, root) -> tuple[str, str] | None:
+    """(the text before the root's start tag, after its end tag) exactly as written, found by the
+    XML grammar of what may stand there; None where the text does not show them plainly (a
+    self-closing root, a doctype with ``]`` in a string): lxml then writes the root's siblings."""
+    decl = _DECL.match(text)
+    start = _PROLOG.match(text, decl.end() if decl else 0).end()
+    qname = (f"{root.prefix}:" if root.prefix else "") + _local(root.tag)
+    if not re.match(rf"<{re.escape(qname)}[\s>]", text[start:start + len(qname) + 2]):
+        return None
+    end_tag = re.compile(rf"</{re.escape(qname)}\s*>")
+    close = text.rfind(f"</{qname}")
+    m = end_tag.match(text, close) if close > start else None
+    if m is None or _EPILOGUE.fullmatch(text, m.end()) is None:
+        return None
+    return text[:start].lstrip(), text[m.end():]
 
 
 def _declaration(text: str, name: str):
@@ -258,9 +286,13 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
     look-alikes, :mod:`infill.data.letters`); ``keep``: its text, as the editor reads it.
     ``unknown`` (fewest, most): each ``<gap reason="lost">`` of characters of unknown extent
     is a lacuna of that range (:attr:`Lacuna.unknown`) instead of a break."""
+    text = read_text(path, "EpiDoc file", limit=MAX_BYTES) if text is None else text
     tree, decl, trailer = parse_xml(path, text)
     name = str(path)
     root = tree.getroot()
+    around = text_around_root(text, root)
+    if around is not None:
+        decl, trailer = around
     if root.tag != f"{{{TEI}}}TEI":
         raise InputError(f"{name}: line {root.sourceline}: not a TEI document (root element "
                          f"<{_local(root.tag)}>, expected <TEI> in the TEI namespace {TEI})",
@@ -282,7 +314,7 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
                          line=div.sourceline)
     return Edition(name, tree, div, reader.atoms, reader.lacunae, _lang(div), reader.report(),
-                   decl, trailer, alphabet)
+                   decl, trailer, around is not None, alphabet)
 
 
 def read_edition_text(text: str, name: str = "<input>") -> Edition:
@@ -341,8 +373,9 @@ class _Reader:
     def chars(self, node, slot: str) -> None:
         s = getattr(node, slot) or ""
         latin = self.alphabet.name == "Latin"
+        marks = _raw_edit_marks(s, self.note) if latin and ("<" in s or "&lt;" in s) else ()
         for k, c in enumerate(s):
-            if latin and self.latin_leftover(s, k):
+            if latin and (k in marks or self.latin_leftover(s, k)):
                 continue
             if c.isspace() or c == "\u2028":
                 self.atoms.append(Atom("space"))
@@ -433,6 +466,10 @@ class _Reader:
 
     def on_gap(self, el) -> None:
         count, lengths = _extent(el, self.path)
+        if self.paren:              # in a raw expansion, ``f(ili<gap/>)``: no letter of the stone
+            self.note("a <gap> inside an expansion in parentheses (raw Leiden) dropped, like "
+                      "the expansion")
+            return
         lost = el.get("reason") == "lost" and el.get("unit", "character") == "character"
         if lost and not count and self.unknown_lengths is not None:   # unknown extent, restored
             lo, hi = self.unknown_lengths
@@ -491,12 +528,13 @@ class _Reader:
         if any(a.get("reason") == "lost" for a in el.iterancestors(f"{{{TEI}}}supplied")):
             self.element_content(el)       # inside an outer supplement: part of its text
             return
-        start = len(self.atoms)
+        start, first_lacuna = len(self.atoms), len(self.lacunae)
         self.element_content(el)
         inner = self.atoms[start:]
         del self.atoms[start:]
         if any(a.kind in ("lost", "missing") for a in inner):
             self.note("a lost supplement holding a <gap> was read as missing text")
+            del self.lacunae[first_lacuna:]          # the gaps inside are that text, not lacunae
             self.atoms.append(Atom("missing", node=el, count=0))
             return
         editor = _join(inner)
@@ -508,6 +546,24 @@ class _Reader:
                      self.lb)
         self.lacunae.append(lac)
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
+
+
+_RAW_EDIT = re.compile(r"(?:&lt;|<)([^<>&=]{0,40})(?:=([^<>&]{0,40}))?(?:&gt;|>)")
+"""EDH's raw Leiden for an editor's letters, left as text (escaped or not): ``<h=T>eres`` (the
+stone has T, the editor reads h: as EpiDoc's ``<corr>``) and ``ann<i>s`` (letters the carver
+left out, added: as ``<supplied reason="omitted">``)."""
+
+
+def _raw_edit_marks(s: str, note) -> set[int]:
+    """The positions of ``s`` that are the marks of :data:`_RAW_EDIT` around the editor's
+    letters, and the stone's letters after ``=``: the editor's letters are read, as EpiDoc's
+    ``<corr>`` and omitted supplements are."""
+    marks: set[int] = set()
+    for m in _RAW_EDIT.finditer(s):
+        marks.update(range(m.start(), m.start(1)))
+        marks.update(range(m.end(1), m.end()))
+        note("EDH's raw <letters=stone> or <letters> read as the editor's letters")
+    return marks
 
 
 def _inside_word(el) -> bool:

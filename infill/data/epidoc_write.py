@@ -45,9 +45,10 @@ class Reading:
 
 
 def serialize(edition: Edition) -> str:
-    """The whole document as text: the original XML declaration (if any), then the tree."""
-    body = etree.tostring(edition.tree, encoding="unicode")
-    return edition.declaration + body + edition.trailer
+    """The whole document as text: what stood around the root element as written (the XML
+    declaration at least), and the root element."""
+    node = edition.tree.getroot() if edition.ends_as_written else edition.tree
+    return edition.declaration + etree.tostring(node, encoding="unicode") + edition.trailer
 
 
 def _el(tag: str, text: str | None = None, **attrs):

@@ -81,6 +81,52 @@ def test_restorations_written_and_read_back(tmp_path):
     assert again.lacunae[-1].editor == "τοῦ δήμου"
 
 
+_EDITION = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+            'xml:lang="grc"><ab>τοῦ <gap reason="lost" unit="character" quantity="2"/>ος</ab>'
+            '</div></body></text></TEI>')
+
+
+@pytest.mark.parametrize("before, after", [
+    # IAph's and Crete's schema lines, one per line, and a comment after the root
+    ('<?xml version="1.0" encoding="UTF-8"?>\n<?xml-model href="a.rng" '
+     'schematypens="http://relaxng.org/ns/structure/1.0"?>\n<?xml-model href="b.sch"?>\n'
+     '<!-- ok -->\n    ', "\n<!-- after -->\n"),
+    ('<!DOCTYPE TEI>\n', ""),
+    ("", "  \n")])
+def test_text_around_the_root_is_written_as_it_came(tmp_path, before, after):
+    original = before + _EDITION + after
+    e = read_edition(tmp_path / "x.xml", original)
+    assert serialize(e) == original
+    apply_readings(e, {0: [Reading("αβ", 1.0)]})
+    out = serialize(e)
+    assert out.startswith(before.lstrip()) and out.endswith("</TEI>" + after)
+
+
+def test_text_around_the_root_it_cannot_tell_is_written_by_lxml(tmp_path):
+    # a comment after the root that holds the root's end tag: where the root ends is not plain,
+    # so lxml writes the root's siblings (the same XML, its spacing lost)
+    original = '<?xml version="1.0"?>\n<!-- a -->\n' + _EDITION + "\n<!-- </TEI> -->\n"
+    e = read_edition(tmp_path / "x.xml", original)
+    assert not e.ends_as_written
+    out = serialize(e)
+    assert out == '<?xml version="1.0"?>\n<!-- a -->' + _EDITION + "<!-- </TEI> -->\n"
+
+
+def test_a_gap_inside_a_lost_supplement_is_no_lacuna_of_its_own(tmp_path):
+    # IAph 2.301: the supplement ends in a <gap>; it is missing text, and the gap inside it is
+    # not a second lacuna (one would be restorable, yet nowhere in the text)
+    xml = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+           'xml:lang="grc"><ab>Ἀθηνα<supplied reason="lost">γόρ<gap reason="lost" '
+           'unit="character" quantity="3"/></supplied> τοῦ <gap reason="lost" unit="character" '
+           'quantity="2"/>ος</ab></div></body></text></TEI>')
+    e = read_edition(tmp_path / "x.xml", xml)
+    assert e.text() == "Ἀθηνα--- τοῦ ??ος"
+    assert [(lac.index, lac.kind, lac.length) for lac in e.lacunae] == [(0, "gap", 2)]
+    apply_readings(e, {0: [Reading("αβ", 1.0)]})
+    back = read_edition(tmp_path / "x.xml", serialize(e))
+    assert [(lac.kind, lac.editor) for lac in back.lacunae] == [("supplied", "αβ")]
+
+
 def test_leiden_output():
     e = read_edition(HAND)
     assert leiden(e) == ("ὁ δῆμος ἐτίμησεν\nἈπολλ[ώνιον] Ἀρ[...]ος\nΑὐρ(ήλιον) στρα-\n"

@@ -92,6 +92,35 @@ def test_raw_leiden_dashes_in_a_latin_edition_are_lost_text():
     assert ed.supplements == []
 
 
+def test_a_gap_inside_a_raw_expansion_is_dropped_with_it():
+    # EDH HD018125: f(ili<gap/><gap/>) -- the lost letters of an expansion were never on the
+    # stone: no lacuna, no '?' (they used to be two letters to restore after the f)
+    xml = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+           'xml:lang="la"><ab>Vespasiani f(ili<gap reason="lost" quantity="1" unit="character"/>'
+           '<gap reason="lost" quantity="1" unit="character"/>) Dom<gap reason="lost" '
+           'quantity="3" unit="character"/>ani</ab></div></body></text></TEI>')
+    ed = read_edition("x.xml", xml)
+    assert ed.text() == "Vespasiani f Dom???ani"
+    assert [(lac.index, lac.length) for lac in ed.lacunae] == [(0, 3)]
+    assert "a <gap> inside an expansion in parentheses (raw Leiden) dropped, like the " \
+        "expansion (2x)" in ed.notes
+
+
+def test_raw_corrections_and_omissions_read_as_the_editors_letters():
+    # EDH HD000144, HD000224: '&lt;h=T&gt;eres' (the stone's T, read h) and 'ann&lt;i&gt;s' (an i
+    # the carver left out), escaped once more in the XML; read as <corr> and an omitted
+    # supplement are, not as the letters 'lt', 'gt' and a sign
+    xml = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+           'xml:lang="la"><ab>et &amp;lt;h=T&amp;gt;eres vixit ann<unclear>&amp;lt;i&amp;gt;</unclear>'
+           's <supplied reason="lost">Aur&lt;e=H&gt;l</supplied> stipedior&amp;lt;um=ON&amp;gt;'
+           '</ab></div></body></text></TEI>')
+    ed = read_edition("x.xml", xml)
+    assert inscription_text(ed) == "et heres vixit annis aurel stipediorum"
+    assert [(lac.editor, lac.length) for lac in ed.supplements] == [("Aurel", 5)]
+    assert ed.text(hide_supplied=True) == "et heres vixit annis ????? stipediorum"
+    assert "EDH's raw <letters=stone> or <letters> read as the editor's letters (4x)" in ed.notes
+
+
 def test_leiden_keeps_a_latin_expansion_for_the_output():
     assert convert("D(is) M(anibus) [....] felici").text == "D(is) M(anibus) ???? felici"
     assert convert("[co(n)s(ulibus)] [---]").text == "co(n)s(ulibus) ---"
