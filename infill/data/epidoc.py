@@ -232,7 +232,7 @@ def parse_xml(path: str | Path, text: str | None = None):
         text[len(text.rstrip()):]
 
 
-_MISC = r"(?:\s+|<\?(?:(?!\?>).)*\?>|<!--(?:(?!--).)*-->"
+_MISC = r"(?:\s|<\?(?:(?!\?>).)*\?>|<!--(?:(?!--).)*-->"
 _PROLOG = re.compile(_MISC + r"|<!DOCTYPE\b[^\[>]*(?:\[[^\]]*\])?\s*>)*", re.S)
 _EPILOGUE = re.compile(_MISC + r")*", re.S)
 """What may stand around the root element: space, processing instructions, comments, and before

@@ -186,3 +186,18 @@ def test_an_empty_rdg_is_left_out_with_a_note(greek_char_dir, tmp_path):
     out = json.loads(r.stdout)
     assert [x["text"] for x in out["lacunae"][0]["readings"]] == ["δήμω", "δάμω"]
     assert "XML line 3: an empty <rdg> was left out" in out["notes"]
+
+
+@pytest.mark.parametrize("around", [
+    "\n<!-- </TEI>" + " " * 400 + "x -->\n",            # where the root ends is not plain
+    "\n" + "<!-- c -->  " * 2000 + " " * 5000,          # a long plain epilogue
+])
+def test_text_after_the_root_is_read_in_linear_time(around):
+    # the grammar of what may follow the root is matched without nested repetition: a space
+    # run that fails to end the text is not tried in its 2^n splits (this hung at 30 spaces)
+    body = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+            'xml:lang="grc"><ab>τοῦ <gap reason="lost" unit="character" quantity="2"/>ος</ab>'
+            '</div></body></text></TEI>')
+    e = read_edition("x.xml", body + around)
+    assert e.text() == "τοῦ ??ος"
+    assert e.ends_as_written == ("x -->" not in around)
