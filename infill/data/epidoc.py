@@ -242,7 +242,8 @@ it a doctype."""
 def text_around_root(text: str, root) -> tuple[str, str] | None:
     """(the text before the root's start tag, after its end tag) exactly as written, found by the
     XML grammar of what may stand there; None where the text does not show them plainly (a
-    self-closing root, a doctype with ``]`` in a string): lxml then writes the root's siblings."""
+    self-closing root, a comment after the root holding its end tag, a ``]`` inside a doctype's
+    internal subset): lxml then writes the root's siblings."""
     decl = _DECL.match(text)
     start = _PROLOG.match(text, decl.end() if decl else 0).end()
     qname = (f"{root.prefix}:" if root.prefix else "") + _local(root.tag)

@@ -27,8 +27,9 @@ compute output logits at selected positions and save the final artifact in the f
   position is replaced by ``damage_id`` (``-``) with probability ``damage_rate``; damaged positions
   are never labels and never masked. Static/dynamic applies to damage too.
 - **Loop.** AdamW, linear warmup then linear decay over the planned steps (``steps``, or
-  ``epochs`` x batches per epoch); stops early once the run has taken ``time_budget`` seconds in all, the runs it
-  resumes included (wall clock, or CPU time with ``budget_clock="cpu"``). Evaluation before the
+  ``epochs`` x batches per epoch); stops early once the run has taken ``time_budget`` seconds
+  in all, the runs it resumes included (wall clock, or CPU time with ``budget_clock="cpu"``).
+  Evaluation before the
   first step and every ``eval_every`` steps: validation loss (mean cross-entropy per label) and accuracy (argmax), printed
   and appended to ``train_log.jsonl``. Checkpoint (model, optimizer, scheduler, step, torch RNG
   state, static masks) to ``checkpoint.pt`` every ``checkpoint_every`` steps and at the end;
