@@ -6,7 +6,7 @@ temperature T, beside an unlisted log-score u that stands for the restorations n
 (:func:`infill.filling.calibration.calibrated`, what the readings report); it is
 right when that completion is the editor's supplement. The restorations and their scores come
 from ``benchmarks/iospe_lengths_report.py``'s caches (``--out``: one row per supplement with its
-ten ``fills`` and ``scores``) or ``benchmarks/iospe_mbr.py``'s (``scored.validation.jsonl``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
+ten ``fills`` and ``scores``; a reranked one's ``rank_scores``, what its probabilities are of) or ``benchmarks/iospe_mbr.py``'s (``scored.validation.jsonl``). Each ``--set`` is ``LABEL=CORPUS:SPLIT:CACHE`` (CORPUS ``iospe``
 or an EpiDoc folder); ``--fit`` names the sets T is fitted on (the T in [0.25, 8] of least
 negative log-likelihood of top-1 correctness, averaged over the sets so that each corpus weighs
 the same, on a grid of 0.01; with ``--unlisted``, T on a grid of 0.05 and u in [-8, 2] on a
@@ -60,6 +60,8 @@ def load_set(spec: str, listed: int = 10, same=lambda s: s
             order = sorted(range(len(row["score"])), key=lambda i: -row["score"][i])
             row = {"key": row["key"], "fills": [row["fills"][i] for i in order],
                    "scores": [row["score"][i] for i in order]}
+        if "rank_scores" in row:        # reranked: the values a reading's probability is of
+            row["scores"] = row["rank_scores"]
         if "scores" in row and row["key"] in gold and row["fills"]:
             rows[row["key"]] = row
     scores = [rows[k]["scores"][:listed] for k in sorted(rows)]

@@ -134,9 +134,11 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
                                       scorer=scorer)
                 for t, comps in zip(chunk, results):
                     done[key(t)] = [letters(c, model.alphabet) for c in comps]
-                    f.write(json.dumps({"key": key(t), "text": text_id(t), "fills": done[key(t)],
-                                        "scores": [round(c.score, 5) for c in comps]},
-                                       ensure_ascii=False) + "\n")
+                    row = {"key": key(t), "text": text_id(t), "fills": done[key(t)],
+                           "scores": [round(c.score, 5) for c in comps]}
+                    if any(c.rank_score is not None for c in comps):   # reranked: what orders
+                        row["rank_scores"] = [round(c.rank_score, 5) for c in comps]   # them
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 f.flush()
                 print(f"  {model_name}: {k + len(chunk)}/{len(todo)} "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)

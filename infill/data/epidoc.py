@@ -311,6 +311,9 @@ def read_edition(path: str | Path, text: str | None = None, require_text: bool =
     reader = _Reader(notes, name, unclear, alphabet)
     reader.unknown_lengths = unknown
     reader.element_content(div)
+    reader.end_block()
+    if alphabet.name == "Latin":
+        reader.atoms = _raw_edits_across(reader.atoms, reader.note)
     if require_text and not any(a.kind in ("char", "lost") for a in reader.atoms):
         raise InputError(f"{name}: line {div.sourceline}: the edition holds no text", path=name,
                          line=div.sourceline)
@@ -352,6 +355,8 @@ class _Reader:
         self.path, self.unclear = path, unclear
         self.alphabet = alphabet or GREEK
         self.paren = 0              # open raw parentheses of a Latin edition (latin_leftover)
+        self.bracket: int | None = None     # where a raw '[' of a Latin edition opened (atoms)
+        self.floor = 0              # the first atom of the element being read apart (inside)
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -376,7 +381,7 @@ class _Reader:
         latin = self.alphabet.name == "Latin"
         marks = _raw_edit_marks(s, self.note) if latin and ("<" in s or "&lt;" in s) else ()
         for k, c in enumerate(s):
-            if latin and (k in marks or self.latin_leftover(s, k)):
+            if latin and (k in marks or self.latin_leftover(s, k) or self.raw_bracket(s, k)):
                 continue
             if c.isspace() or c == "\u2028":
                 self.atoms.append(Atom("space"))
@@ -408,6 +413,58 @@ class _Reader:
             return True
         return False
 
+    def raw_bracket(self, s: str, k: int) -> bool:
+        """Whether character ``k`` of ``s`` is a square bracket of raw Leiden in a Latin edition
+        (EDH's stretches never C-tagged), consumed here. ``[`` ... ``]`` is lost text the editor
+        restored, as ``<supplied reason="lost">``: read as lost and not restored (the letters
+        are no more the stone's than a supplement's; the stretch is not one of the edition's
+        supplements, since infill cannot write a reading into raw text). ``[[`` ... ``]]``
+        marks an erasure: the brackets are dropped, the letters inside read."""
+        c = s[k]
+        if c not in "[]":
+            return False
+        if (k and s[k - 1] == c) or s[k + 1: k + 2] == c:
+            self.note("EDH's raw [[ ]] (an erasure) dropped, the letters inside read")
+        elif c == "[" and self.bracket is None:
+            self.bracket = len(self.atoms)
+        elif c == "]" and self.bracket is not None:
+            self.close_bracket()
+        elif c == "]" and self.bracket_after_lost():
+            self.close_bracket()
+        else:
+            self.note(f"a raw {c!r} without its pair dropped")
+        return True
+
+    def bracket_after_lost(self) -> bool:
+        """Whether a ``]`` without its ``[`` follows lost text of the same stretch: EDH's
+        ``------ Cae]cilia`` (Leiden ``[--- Cae]cilia``, the ``[`` gone with the run of ``-``).
+        If so, the raw ``[`` is placed after that lost text (its word space kept)."""
+        j = len(self.atoms)
+        while j > max(self.floor, len(self.atoms) - 40) and \
+                self.atoms[j - 1].kind in ("char", "space", "glue"):
+            j -= 1
+        if j == self.floor or self.atoms[j - 1].kind != "missing":
+            return False
+        while j < len(self.atoms) and self.atoms[j].kind in ("space", "glue"):
+            j += 1
+        self.bracket = j
+        return True
+
+    def close_bracket(self) -> None:
+        """Read the atoms since the open raw ``[`` as one lost stretch, shown missing: as many
+        characters as its letters and spaces, or of unknown extent where it holds a run of
+        ``-`` (a lacuna or line inside is left as it was read)."""
+        start, self.bracket = self.bracket, None
+        inner = self.atoms[start:]
+        if not inner or any(a.kind in ("lost", "block") for a in inner):
+            return
+        unknown = any(a.kind == "missing" and not a.count for a in inner)
+        count = len(normalize(_join(inner), alphabet=self.alphabet))
+        del self.atoms[start:]
+        if unknown or count:
+            self.atoms.append(Atom("missing", count=0 if unknown else count))
+        self.note("EDH's raw [ ] (lost text an editor restored) read as missing text")
+
     def element_content(self, el) -> None:
         self.chars(el, "text")
         for child in el:
@@ -433,14 +490,30 @@ class _Reader:
         elif tag in _CONTAINERS:
             block = tag in _BLOCKS
             if block:
+                self.end_block()
                 self.atoms.append(Atom("block"))
                 self.paren = 0
             self.element_content(el)
             if block:
+                self.end_block()
                 self.atoms.append(Atom("block"))
         else:
             self.unknown[tag] = self.unknown.get(tag, 0) + 1
             self.element_content(el)
+
+    def end_block(self) -> None:
+        """At a block's edge a raw ``[`` left open is closed."""
+        if self.bracket is not None:
+            self.close_bracket()
+
+    def inside(self, el) -> None:
+        """The content of an element whose atoms are taken apart after (a supplement, an
+        unclear): a raw ``[`` opened inside closes inside, one opened before stays open."""
+        outer, self.bracket = self.bracket, None
+        floor, self.floor = self.floor, len(self.atoms)
+        self.element_content(el)
+        self.end_block()
+        self.bracket, self.floor = outer, floor
 
     def on_lb(self, el) -> None:
         self.lb = el.get("n", self.lb)
@@ -506,7 +579,7 @@ class _Reader:
         when it holds letters alone)."""
         lost = any(a.get("reason") == "lost" for a in el.iterancestors(f"{{{TEI}}}supplied"))
         start = len(self.atoms)
-        self.element_content(el)
+        self.inside(el)
         if self.unclear != "restore" or lost:
             return
         inner = self.atoms[start:]
@@ -530,9 +603,11 @@ class _Reader:
             self.element_content(el)       # inside an outer supplement: part of its text
             return
         start, first_lacuna = len(self.atoms), len(self.lacunae)
-        self.element_content(el)
+        self.inside(el)
         inner = self.atoms[start:]
         del self.atoms[start:]
+        if self.alphabet.name == "Latin":
+            inner = _raw_edits_across(inner, self.note)
         if any(a.kind in ("lost", "missing") for a in inner):
             self.note("a lost supplement holding a <gap> was read as missing text")
             del self.lacunae[first_lacuna:]          # the gaps inside are that text, not lacunae
@@ -549,22 +624,53 @@ class _Reader:
         self.atoms.append(Atom("lost", node=el, lacuna=lac.index))
 
 
-_RAW_EDIT = re.compile(r"(?:&lt;|<)([^<>&=]{0,40})(?:=([^<>&]{0,40}))?(?:&gt;|>)")
+_RAW_EDIT = re.compile(r"(?:&lt;|<)([^<>&=]{0,40})(?:=([^<>&]{0,40}))?(?:&gt;|>)(?:gt;)?")
 """EDH's raw Leiden for an editor's letters, left as text (escaped or not): ``<h=T>eres`` (the
 stone has T, the editor reads h: as EpiDoc's ``<corr>``) and ``ann<i>s`` (letters the carver
-left out, added: as ``<supplied reason="omitted">``)."""
+left out, added: as ``<supplied reason="omitted">``); a doubled ``gt;`` after it (a
+conversion's slip, ``pos&lt;v=I&gt;gt;it``) goes with it."""
+_RAW_LEFT = re.compile(r"&lt;|&gt;")
+"""A raw mark without its pair (``censor &lt;------``)."""
 
 
-def _raw_edit_marks(s: str, note) -> set[int]:
+def _raw_edit_marks(s: str, note, unpaired: bool = False) -> set[int]:
     """The positions of ``s`` that are the marks of :data:`_RAW_EDIT` around the editor's
     letters, and the stone's letters after ``=``: the editor's letters are read, as EpiDoc's
-    ``<corr>`` and omitted supplements are."""
+    ``<corr>`` and omitted supplements are. ``unpaired``: a mark left without its pair too
+    (a whole block's letters, where no other text can hold the pair)."""
     marks: set[int] = set()
     for m in _RAW_EDIT.finditer(s):
         marks.update(range(m.start(), m.start(1)))
         marks.update(range(m.end(1), m.end()))
         note("EDH's raw <letters=stone> or <letters> read as the editor's letters")
+    for m in _RAW_LEFT.finditer(s) if unpaired else ():
+        if m.start() not in marks:
+            marks.update(range(m.start(), m.end()))
+            note("EDH's raw '<' or '>' without its pair dropped")
     return marks
+
+
+def _raw_edits_across(atoms: list[Atom], note) -> list[Atom]:
+    """``atoms`` without the marks of EDH's raw corrections that an element splits
+    (``si&lt;bi<certainty/>=TT&gt;``, ``&lt;<expan>coh</expan>&gt;``), nor the stone's letters
+    after ``=``: the letters of each block read as :func:`_raw_edit_marks` reads one text."""
+    keep = [True] * len(atoms)
+
+    def scan(chars: list[int]) -> None:
+        s = "".join(atoms[i].char for i in chars)
+        if "&lt;" in s or "<" in s or "&gt;" in s:
+            for k in _raw_edit_marks(s, note, unpaired=True):
+                keep[chars[k]] = False
+
+    chars: list[int] = []
+    for i, a in enumerate(atoms):
+        if a.kind == "block":
+            scan(chars)
+            chars = []
+        elif a.kind == "char":
+            chars.append(i)
+    scan(chars)
+    return [a for a, k in zip(atoms, keep) if k]
 
 
 def _inside_word(el) -> bool:

@@ -86,10 +86,48 @@ def test_raw_leiden_dashes_in_a_latin_edition_are_lost_text():
            'xml:lang="la"><ab>------ Cae]cilia <supplied reason="lost">---? Se</supplied>'
            'cunda min(iensium)</ab></div></body></text></TEI>')
     ed = read_edition("x.xml", xml)
-    # the raw ']' stays as the edition has it (the normalizer drops it); the supplement holding
-    # '---' is missing text (no task), and the expansion in parentheses is not read
-    assert ed.text() == "--- Cae]cilia ---cunda min"
+    # the ']' after lost text closes a '[' gone with the dashes: 'Cae' was the editor's, lost;
+    # the supplement holding '---' is missing text (no task), and the expansion in parentheses
+    # is not read
+    assert ed.text() == "--- ---cilia ---cunda min"
     assert ed.supplements == []
+
+
+def _la(body: str):
+    return read_edition("x.xml", '<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div '
+                        f'type="edition" xml:lang="la"><ab>{body}</ab></div></body></text></TEI>')
+
+
+def test_raw_square_brackets_are_lost_text_not_the_stones():
+    # EDH's stretches never C-tagged keep Leiden's [ ]: the letters inside are an editor's
+    # restoration, read as lost (shown missing, as many characters), never as the stone's
+    ed = _la('Imp [Philippo] Aug et Ph[ilippo] Caes <supplied reason="lost">cos</supplied>')
+    assert ed.text() == "Imp -------- Aug et Ph------ Caes cos"
+    assert ed.text(hide_supplied=True) == "Imp -------- Aug et Ph------ Caes ???"
+    assert [lac.editor for lac in ed.supplements] == ["cos"]        # no lacuna of its own
+    assert "EDH's raw [ ] (lost text an editor restored) read as missing text (2x)" in ed.notes
+    assert inscription_text(ed) == "imp -------- aug et ph------ caes cos"
+
+
+def test_raw_brackets_open_at_the_end_across_elements_and_erasures():
+    # a '[' never closed is lost to the block's end, across elements; one holding a run of '-'
+    # is of unknown extent; [[ ]] marks an erasure, whose letters are read
+    assert _la("I O Max sacr[um ---</ab><ab>v s l m").text() == "I O Max sacr--- v s l m"
+    assert _la("ni[si <lb/>quod]").text() == "ni-------"
+    assert _la("cos VII [[Domitiano]] et").text() == "cos VII Domitiano et"
+    assert _la("cos VII [[---]] et").text() == "cos VII --- et"
+
+
+def test_raw_brackets_never_reach_into_a_supplement():
+    # a ']' inside a supplement closes nothing outside it; brackets around a lacuna leave the
+    # lacuna as read (a task), their marks dropped
+    ed = _la('Se[x <supplied reason="lost">Iul]ius</supplied> et')
+    assert [lac.editor for lac in ed.supplements] == ["Iulius"]
+    assert ed.text(hide_supplied=True) == "Sex ?????? et"
+    ed = _la('[<supplied reason="lost">dis</supplied> m]anibus ] sacrum')
+    assert [lac.editor for lac in ed.supplements] == ["dis"]
+    assert ed.text() == "dis manibus sacrum"
+    assert "a raw ']' without its pair dropped (1x)" in ed.notes
 
 
 def test_a_gap_inside_a_raw_expansion_is_dropped_with_it():
@@ -119,6 +157,19 @@ def test_raw_corrections_and_omissions_read_as_the_editors_letters():
     assert [(lac.editor, lac.length) for lac in ed.supplements] == [("Aurel", 5)]
     assert ed.text(hide_supplied=True) == "et heres vixit annis ????? stipediorum"
     assert "EDH's raw <letters=stone> or <letters> read as the editor's letters (4x)" in ed.notes
+
+
+def test_raw_corrections_split_across_elements():
+    # EDH HD004665, HD020723, HD062896: a raw mark an element splits (an empty <certainty>, an
+    # <expan>, a supplement's edge), a doubled 'gt;' after one, and a mark without its pair
+    cert = '<certainty match="preceding-sibling::node()" locus="value"/>'
+    ed = _la(f"si&amp;lt;bi{cert}=TT&amp;gt; fecit in &amp;lt;<expan><abbr>coh</abbr>"
+             "<ex>orte</ex></expan>&amp;gt; X pos&amp;lt;v=I&amp;gt;gt;it censor &amp;lt;------")
+    assert ed.text() == "sibi fecit in coh X posvit censor ---"
+    assert "EDH's raw <letters=stone> or <letters> read as the editor's letters (3x)" in ed.notes
+    assert "EDH's raw '<' or '>' without its pair dropped (1x)" in ed.notes
+    ed = _la('<supplied reason="lost">Aur&amp;lt;e<lb/>=H&amp;gt;lius</supplied> v')
+    assert [(lac.editor, lac.length) for lac in ed.supplements] == [("Aure lius", 9)]
 
 
 def test_leiden_keeps_a_latin_expansion_for_the_output():
