@@ -50,10 +50,11 @@ def write_table(lines: list[str], cmds: list[str], table: Path) -> None:
     print("\n".join(lines))
 
 
-def timed_in_turn(models: dict, texts: list[str], batch: int = 8, beam: int = 10
-                  ) -> dict[str, float]:
+def timed_in_turn(models: dict, texts: list[str], batch: int = 8, beam: int = 10,
+                  options: dict[str, dict] | None = None) -> dict[str, float]:
     """Seconds each of ``models`` (name -> model) takes to restore ``texts`` (``?`` per lost
-    letter), ``batch`` together, the models batch by batch in turn (one run: their ratio)."""
+    letter), ``batch`` together, the models batch by batch in turn (one run: their ratio);
+    ``options``: name -> more keywords of :func:`infill.fill` for that name."""
     import time
 
     import infill
@@ -62,6 +63,7 @@ def timed_in_turn(models: dict, texts: list[str], batch: int = 8, beam: int = 10
     for k in range(0, len(texts), batch):
         for name, model in models.items():
             t0 = time.perf_counter()
-            infill.fill(model, texts[k:k + batch], gap=1, marker="?", beam_size=beam, top_k=beam)
+            infill.fill(model, texts[k:k + batch], gap=1, marker="?", beam_size=beam, top_k=beam,
+                        **(options or {}).get(name, {}))
             took[name] += time.perf_counter() - t0
     return took

@@ -357,6 +357,7 @@ class _Reader:
         self.paren = 0              # open raw parentheses of a Latin edition (latin_leftover)
         self.bracket: int | None = None     # where a raw '[' of a Latin edition opened (atoms)
         self.floor = 0              # the first atom of the element being read apart (inside)
+        self.lost = False           # reading a lost supplement's letters (inside)
         self.atoms: list[Atom] = []
         self.lacunae: list[Lacuna] = []
         self.notes = notes
@@ -419,12 +420,15 @@ class _Reader:
         restored, as ``<supplied reason="lost">``: read as lost and not restored (the letters
         are no more the stone's than a supplement's; the stretch is not one of the edition's
         supplements, since infill cannot write a reading into raw text). ``[[`` ... ``]]``
-        marks an erasure: the brackets are dropped, the letters inside read."""
+        marks an erasure: the brackets are dropped, the letters inside read; so is a bracket
+        inside a lost supplement, whose letters are lost already."""
         c = s[k]
         if c not in "[]":
             return False
         if (k and s[k - 1] == c) or s[k + 1: k + 2] == c:
             self.note("EDH's raw [[ ]] (an erasure) dropped, the letters inside read")
+        elif self.lost:
+            self.note("a raw [ or ] inside a lost supplement dropped (its letters are lost)")
         elif c == "[" and self.bracket is None:
             self.bracket = len(self.atoms)
         elif c == "]" and self.bracket is not None:
@@ -506,14 +510,16 @@ class _Reader:
         if self.bracket is not None:
             self.close_bracket()
 
-    def inside(self, el) -> None:
+    def inside(self, el, lost: bool = False) -> None:
         """The content of an element whose atoms are taken apart after (a supplement, an
-        unclear): a raw ``[`` opened inside closes inside, one opened before stays open."""
+        unclear): a raw ``[`` opened inside closes inside, one opened before stays open;
+        ``lost`` (a lost supplement): its raw brackets say nothing more, and are dropped."""
         outer, self.bracket = self.bracket, None
         floor, self.floor = self.floor, len(self.atoms)
+        was, self.lost = self.lost, lost
         self.element_content(el)
         self.end_block()
-        self.bracket, self.floor = outer, floor
+        self.bracket, self.floor, self.lost = outer, floor, was
 
     def on_lb(self, el) -> None:
         self.lb = el.get("n", self.lb)
@@ -603,7 +609,7 @@ class _Reader:
             self.element_content(el)       # inside an outer supplement: part of its text
             return
         start, first_lacuna = len(self.atoms), len(self.lacunae)
-        self.inside(el)
+        self.inside(el, lost=True)
         inner = self.atoms[start:]
         del self.atoms[start:]
         if self.alphabet.name == "Latin":

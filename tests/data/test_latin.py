@@ -124,6 +124,9 @@ def test_raw_brackets_never_reach_into_a_supplement():
     ed = _la('Se[x <supplied reason="lost">Iul]ius</supplied> et')
     assert [lac.editor for lac in ed.supplements] == ["Iulius"]
     assert ed.text(hide_supplied=True) == "Sex ?????? et"
+    # inside a lost supplement a raw bracket says nothing more: dropped (EDH HD005769 't[i')
+    ed = _la('pi<supplied reason="lost">t[i</supplied>ae [<supplied reason="lost">[iae</supplied>]')
+    assert [(lac.editor, lac.length) for lac in ed.supplements] == [("ti", 2), ("iae", 3)]
     ed = _la('[<supplied reason="lost">dis</supplied> m]anibus ] sacrum')
     assert [lac.editor for lac in ed.supplements] == ["dis"]
     assert ed.text() == "dis manibus sacrum"
