@@ -431,9 +431,7 @@ class _Reader:
             self.note("a raw [ or ] inside a lost supplement dropped (its letters are lost)")
         elif c == "[" and self.bracket is None:
             self.bracket = len(self.atoms)
-        elif c == "]" and self.bracket is not None:
-            self.close_bracket()
-        elif c == "]" and self.bracket_after_lost():
+        elif c == "]" and (self.bracket is not None or self.bracket_after_lost()):
             self.close_bracket()
         else:
             self.note(f"a raw {c!r} without its pair dropped")
