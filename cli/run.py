@@ -120,7 +120,8 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     Inputs come from the arguments, --input FILE or stdin: one per line, or FASTA records (the
     header's first word is the input's id), or EpiDoc TEI files (and folders of them): their
     editions' lost text is restored. '?' marks one character/residue to restore for the
-    Greek and protein models; the model's own mask token ([MASK], <mask>) works as a marker too;
+    Greek, Latin and protein models; a Leiden lacuna of unknown extent ([---]) is a break
+    unless --unknown-lengths restores it; the model's own mask token ([MASK], <mask>) works as a marker too;
     #[ηιν] is one character (residue) to restore limited to those letters (--unclear restore
     also restores each Leiden underdotted letter, and an EpiDoc <unclear>, among its look-alikes).
     An input that cannot be filled is reported (stderr, and "error" in --json) and the others

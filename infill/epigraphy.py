@@ -202,9 +202,12 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
             return res
     res.text = ed.render(hide_supplied=hide_supplied).text    # shown: '?' per stated character
     if not rendered.restore:           # written back unchanged
+        breaks = unknown is None and any(a.kind == "missing" and not a.count for a in ed.atoms)
         res.notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
                          + ("" if hide_supplied else "; --hide-supplied restores the editors' "
-                            "supplements") + ")")
+                            "supplements")
+                         + ("; unknown_lengths (--unknown-lengths 1-12) restores its lacunae of "
+                            "unknown extent" if breaks else "") + ")")
     ranged = {k for k, _ in rendered.ranges}
     if any(lac.unknown for lac in ed.lacunae):
         lo, hi = next(lac.lengths for lac in ed.lacunae if lac.unknown)

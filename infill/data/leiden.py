@@ -101,6 +101,8 @@ class Converted:
     gaps: tuple[tuple[int, int] | None, ...] = ()
     """One entry per gap marker of ``text``, in order, when it has approximate lacunae: their
     (fewest, most) characters, None for a marker typed by the user; empty otherwise."""
+    breaks: int = 0
+    """Lacunae of unknown length (``[---]``) left as breaks (``unknown`` not given)."""
 
     def gap_list(self, gap):
         """The ``gap`` option of :func:`infill.fill` for ``text``: ``gap`` itself without
@@ -134,14 +136,15 @@ def convert(text: str, marker: str = "___", unknown: tuple[int, int] | None = No
     out = scan.run(ranged_notes := list(notes))
     combos = math.prod(hi - lo + 1 for lo, hi in scan.spans.values())
     if combos <= MAX_VARIANTS:
-        return Converted(out, tuple(ranged_notes), tuple(scan.gaps) if scan.spans else ())
+        return Converted(out, tuple(ranged_notes), tuple(scan.gaps) if scan.spans else (),
+                         len(scan.breaks))
     if unknown is not None and scan.unknowns:
         _check_unknown_combos(scan.unknowns, unknown)
     notes.append(f"the {combos} combinations of this text's approximate lacuna lengths exceed "
                  f"{MAX_VARIANTS}: each decoded as exactly its stated length")
     scan = _Scanner(text, marker, ranged=False, unknown=unknown)
     out = scan.run(notes)
-    return Converted(out, tuple(notes), tuple(scan.gaps) if scan.spans else ())
+    return Converted(out, tuple(notes), tuple(scan.gaps) if scan.spans else (), len(scan.breaks))
 
 
 def _check_unknown_combos(count: int, unknown: tuple[int, int]) -> None:
@@ -162,6 +165,7 @@ class _Scanner:
                  unknown: tuple[int, int] | None = None):
         self.text, self.marker, self.ranged, self.unknown = text, marker, ranged, unknown
         self.unknowns = 0                                # lacunae of unknown length restored
+        self.breaks: set[int] = set()                    # columns of those left as breaks
         self.spans: dict[int, tuple[int, int]] = {}     # out index -> range of [c.n] lacunae
         self.gaps: list[tuple[int, int] | None] = []    # per marker of the joined text
         self.stack: list[tuple[str, str, int]] = []     # (opener, kind, column)
@@ -297,6 +301,8 @@ class _Scanner:
         elif c == "-" and self.unknown is not None:
             return self.unknown_lacuna(i, notes)
         elif c in "-?":
+            if c == "-":
+                self.breaks.add(next(col for _, k, col in reversed(self.stack) if k == "lacuna"))
             self.emit("sigla", c)
         elif c.isspace():
             self.emit("space", c)

@@ -137,7 +137,7 @@ class FillRun:
         call)."""
         groups: dict[str, tuple[Any, Any, list[Input]]] = {}
         for r in batch:
-            if r.text is not None:
+            if r.error is None and r.text is not None:
                 g = self.request.gap if r.gap is None else r.gap
                 lt = self.request.letters if r.letters is None else r.letters
                 groups.setdefault(repr((g, lt)), (g, lt, []))[2].append(r)

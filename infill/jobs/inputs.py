@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from infill.data.files import check_length, check_text, read_input
-from infill.data.letters import has_sets, mark_sets, place_sets
+from infill.data.letters import PLACE, has_sets, mark_sets, place_sets
 from infill.errors import InfillError, InputError
 from infill.lazy import LazyModule
 
@@ -210,9 +210,17 @@ def read_leiden(inputs: Sequence[Input], marker: str, gap=1,
         except InfillError as e:
             out.append(replace(r, text=None, error=e.message()))
             continue
+        if converted.breaks and not any(s in converted.text for s in (marker, "?", "#", PLACE)):
+            out.append(replace(r, text=converted.text, error=UNKNOWN_ONLY))    # shown as read
+            continue
         out.append(replace(r, text=converted.text, notes=r.notes + tuple(converted.notes),
                            gap=converted.gap_list(gap) if converted.gaps else r.gap))
     return out
+
+
+UNKNOWN_ONLY = ("nothing to restore: a lacuna of unknown extent ([---]) is a break unless "
+                "unknown_lengths restores it (--unknown-lengths 1-12), and no letter is marked "
+                "with '?' or [...]")
 
 
 NOT_A_DOMAIN = "not an antibody V domain (IMGT numbering found no heavy or light chain)"

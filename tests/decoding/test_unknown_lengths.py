@@ -57,6 +57,8 @@ def gap_pll(model, text, n, tokens) -> float:
 
 def test_leiden_unknown_lacuna_is_read_as_a_range():
     assert convert(LEIDEN).text == "ὁ δῆμος ἐτίμη---ν ἀνέθηκεν"        # default: a break
+    assert convert(LEIDEN).breaks == 1 and convert(LEIDEN, unknown=(1, 3)).breaks == 0
+    assert convert("Α[- - -]Β[---]Γ[.2]Δ[c.3]").breaks == 2 and not convert("Α[.2]Β").breaks
     got = convert("ΑΒ[- - -]ΓΔ[c.3]Ε", unknown=(2, 5))
     assert got.text == "ΑΒ___ΓΔ___Ε" and got.gaps == ((2, 5), (2, 4))
     # too many combinations: the approximate lacunae at their stated length first ...
@@ -105,6 +107,27 @@ def test_refused_where_it_cannot_apply(greek, bert):
     for bad in ("word", "0-3", "3-1", "1-40", 1.5):
         with pytest.raises(InputError, match="unknown_lengths"):
             _job(greek, LEIDEN, unknown_lengths=bad)
+
+
+def test_only_breaks_name_the_option(greek, greek_char_dir, tmp_path):
+    """A text whose only lost text is of unknown extent says how to restore it; with a letter
+    to restore as well, the break stays and the letter is restored."""
+    from infill_cli.main import main
+    [one] = list(fill_inputs(greek, [LEIDEN]))
+    err = one.result.error
+    assert not one.result.completions and "unknown_lengths" in err and "[---]" in err
+    [kept] = list(fill_inputs(greek, ["ὁ δῆμος ἐτίμη[---]ν ἀνέθη[.]εν"], top_k=2))
+    assert kept.result.input == "ὁ δῆμος ἐτίμη---ν ἀνέθη?εν" and kept.result.completions
+    [sets] = list(fill_inputs(greek, ["ὁ δῆμος ἐτίμη[---]ν ἀνέθη#[κχ]εν"], top_k=2))
+    assert {c.fills[0] for c in sets.result.completions} <= {"κ", "χ"}
+    r = CliRunner().invoke(main, ["run", "--model", greek_char_dir, LEIDEN])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--unknown-lengths" in r.stderr
+    path = tmp_path / "u.xml"
+    path.write_text(EDITION, encoding="utf-8")
+    [plain] = restore_files(greek, [str(path)])
+    assert any("unknown_lengths" in n for n in plain.notes)
+    [given] = restore_files(greek, [str(path)], unknown_lengths="1-3", top_k=2, beam_size=2)
+    assert not any("nothing to restore" in n for n in given.notes)
 
 
 def test_command_line(greek_char_dir):
@@ -199,5 +222,7 @@ def test_http_fill_and_epidoc(greek, greek_char_dir):
         assert got.status_code == 200, got.text
         assert [x["text"] for x in got.json()["completions"]] == \
             [x.text for x in want.completions]
+        only = c.post("/api/fill", json={"text": LEIDEN})
+        assert only.status_code == 400 and "unknown_lengths" in only.json()["error"]
         bad = c.post("/api/fill", json={"text": LEIDEN, "unknown_lengths": "word"})
         assert bad.status_code == 400 and "unknown_lengths" in bad.json()["error"]
