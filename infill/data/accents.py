@@ -99,6 +99,8 @@ class Lexicon:
         ``word``) in the user's script: ``(text, True)`` taken from the known accented form
         of the whole word, else ``(plain letters, False)``."""
         plain = word[lo:hi]
+        if plain.isupper():               # in capitals, as the text around them: no accents
+            return plain, False
         if (hi == len(word) or not word[hi].isalpha()) and plain.endswith("σ"):
             plain = plain[:-1] + "ς"
         # map each letter of the word to its position in the normalized key (punctuation

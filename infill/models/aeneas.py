@@ -524,7 +524,7 @@ class AeneasMaskedLM(MaskedLM):
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         return render_chars(encoding.segments, ["".join(self.letters.symbols[int(t)] for t in toks)
-                                                for toks in gap_tokens])
+                                                for toks in gap_tokens], cased=True)
 
     def token_to_id(self, token: str) -> int:
         index = self.letters.index

@@ -249,11 +249,31 @@ def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.T
     return ids, attn
 
 
-def render_chars(segments: list[str], fills: list[str]) -> Rendered:
-    """Rendering for models with one character per token: segments and fills alternate."""
+def render_chars(segments: list[str], fills: list[str], cased: bool = False) -> Rendered:
+    """Rendering for models with one character per token: segments and fills alternate;
+    ``cased``: each fill in the case of the text around it (:func:`follow_case`)."""
+    if cased:
+        fills = follow_case(segments, fills)
     text, spans, offsets = segments[0], [], []
     for fill, seg in zip(fills, segments[1:]):
         spans.append((len(text), len(text) + len(fill)))
         offsets.append(list(range(len(text), len(text) + len(fill))))
         text += fill + seg
     return Rendered(text, list(fills), spans, offsets)
+
+
+def follow_case(segments: list[str], fills: list[str]) -> list[str]:
+    """Each fill (a lowercase model's letters) in capitals where the text around it is in
+    capitals: the nearest letters of its own word (``XX?`` -> ``XXX``, ``Iul?us`` stays
+    lowercase), or, for a fill that is whole words, the text's letters (``D M ????? FELICI``)."""
+    letters = "".join(segments)
+    all_caps = any(c.isupper() for c in letters) and not any(c.islower() for c in letters)
+    out = []
+    for k, fill in enumerate(fills):
+        left = segments[k].split()[-1:] if segments[k][-1:].strip() else []
+        right = segments[k + 1].split()[:1] if segments[k + 1][:1].strip() else []
+        near = [c for c in (left[0][::-1] if left else "") if c.isupper() or c.islower()][:1] \
+            + [c for c in (right[0] if right else "") if c.isupper() or c.islower()][:1]
+        upper = all(c.isupper() for c in near) if near else all_caps
+        out.append("".join(c.upper() if upper and len(c.upper()) == 1 else c for c in fill))
+    return out

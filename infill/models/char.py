@@ -446,7 +446,7 @@ class CharMaskedLM(MaskedLM):
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]
-        return render_chars(encoding.segments, fills)
+        return render_chars(encoding.segments, fills, cased=True)
 
     def token_to_id(self, token: str) -> int:
         if token not in self.alphabet.index:

@@ -623,7 +623,8 @@ class IthacaMaskedLM(MaskedLM):
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
         return render_chars(encoding.segments,
-                            ["".join(ALPHABET[int(t)] for t in toks) for toks in gap_tokens])
+                            ["".join(ALPHABET[int(t)] for t in toks) for toks in gap_tokens],
+                            cased=True)
 
     def token_to_id(self, token: str) -> int:
         if token not in INDEX:

@@ -256,6 +256,8 @@ def test_fills_in_the_users_script_with_the_shipped_lexicon():
     a = text.index("του")
     assert in_users_script(text, [(a, len(text))]) == (text[:a] + "τοῦ δήμου", ["τοῦ δήμου"],
                                                        [True])
+    text = "ΤΟΥ ΔΗΜΟΥ"                          # in capitals, as the text around: unaccented
+    assert in_users_script(text, [(5, 7)]) == (text, ["ΗΜ"], [False])
     text = "ξξαβγοσ καὶ"                      # not a word: plain letters, a final sigma
     assert in_users_script(text, [(5, 7)]) == ("ξξαβγος καὶ", ["ος"], [False])
     text = "ἄνδρα μοι ἔννεπε, μουσα, πολύτροπον"   # punctuation touching the word: still a word

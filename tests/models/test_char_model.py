@@ -120,6 +120,21 @@ def test_encode_render_conventions():
         enc.input_ids[i] for i in range(len(full)) if i not in enc.positions]
 
 
+@pytest.mark.parametrize("text, want", [
+    ("ΜΗΝΙΝ ΑΕΙΔΕ ΘΕ? ΠΗΛΗΙΑΔΕΩ", "ΜΗΝΙΝ ΑΕΙΔΕ ΘΕΑ ΠΗΛΗΙΑΔΕΩ"),    # a word in capitals
+    ("ΜΗΝΙΝ ??? ΘΕΑ", "ΜΗΝΙΝ ΑΑΑ ΘΕΑ"),                          # whole words: the text's case
+    ("Μῆνιν ??? θεὰ", "Μῆνιν ααα θεὰ"),                          # the text has lowercase
+    ("Μῆνιν Ἀ?ιλ", "Μῆνιν Ἀαιλ"),                                # its word: lowercase beside it
+    ("ΜΗΝΙΝ θε?", "ΜΗΝΙΝ θεα"),                                  # its own word decides
+    ("ΘΕ? θεα", "ΘΕΑ θεα"),
+])
+def test_a_fill_follows_the_case_of_the_text_around_it(text, want):
+    lm = CharMaskedLM(tiny_model(), device="cpu")
+    enc = lm.encode(text, gap=1)
+    restored, parts, spans, _ = lm.render(enc, [[A.index["α"]] * len(g) for g in enc.gaps])
+    assert restored == want and [restored[a:b] for a, b in spans] == parts
+
+
 def test_encode_keeps_spaces_next_to_a_gap_and_round_trips_plain_text():
     lm = CharMaskedLM(tiny_model(), device="cpu")
     enc = lm.encode("  λόγος ___ ἐστί  ", gap=2)
