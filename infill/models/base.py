@@ -264,16 +264,16 @@ def render_chars(segments: list[str], fills: list[str], cased: bool = False) -> 
 
 def follow_case(segments: list[str], fills: list[str]) -> list[str]:
     """Each fill (a lowercase model's letters) in capitals where the text around it is in
-    capitals: the nearest letters of its own word (``XX?`` -> ``XXX``, ``Iul?us`` stays
-    lowercase), or, for a fill that is whole words, the text's letters (``D M ????? FELICI``)."""
-    letters = "".join(segments)
-    all_caps = any(c.isupper() for c in letters) and not any(c.islower() for c in letters)
+    capitals: its own word's visible letters, two or more and all capitals (``XX?`` -> ``XXX``;
+    ``Iul?us``, a capital initial ``F???`` stay lowercase), else the whole text's
+    (``D M ????? FELICI``, ``F???`` in a text in capitals)."""
+    letters = [c for c in "".join(segments) if c.isupper() or c.islower()]
+    all_caps = bool(letters) and all(c.isupper() for c in letters)
     out = []
     for k, fill in enumerate(fills):
-        left = segments[k].split()[-1:] if segments[k][-1:].strip() else []
-        right = segments[k + 1].split()[:1] if segments[k + 1][:1].strip() else []
-        near = [c for c in (left[0][::-1] if left else "") if c.isupper() or c.islower()][:1] \
-            + [c for c in (right[0] if right else "") if c.isupper() or c.islower()][:1]
-        upper = all(c.isupper() for c in near) if near else all_caps
+        left = segments[k].split()[-1] if segments[k][-1:].strip() else ""
+        right = segments[k + 1].split()[0] if segments[k + 1][:1].strip() else ""
+        word = [c for c in left + right if c.isupper() or c.islower()]
+        upper = all(c.isupper() for c in word) if len(word) > 1 else all_caps
         out.append("".join(c.upper() if upper and len(c.upper()) == 1 else c for c in fill))
     return out

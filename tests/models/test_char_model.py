@@ -127,6 +127,8 @@ def test_encode_render_conventions():
     ("Μῆνιν Ἀ?ιλ", "Μῆνιν Ἀαιλ"),                                # its word: lowercase beside it
     ("ΜΗΝΙΝ θε?", "ΜΗΝΙΝ θεα"),                                  # its own word decides
     ("ΘΕ? θεα", "ΘΕΑ θεα"),
+    ("Μῆνιν Ἀ??", "Μῆνιν Ἀαα"),                                  # a capital initial: the text's
+    ("ΜΗΝΙΝ Ἀ??", "ΜΗΝΙΝ ἈΑΑ"),
 ])
 def test_a_fill_follows_the_case_of_the_text_around_it(text, want):
     lm = CharMaskedLM(tiny_model(), device="cpu")
