@@ -265,12 +265,29 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
         wrapped.phrases = load_phrases(path / PHRASES_FILE, alphabet)
     if (path / GATE_FILE).is_file():
         wrapped.gate = load_gate(path, alphabet)
+    if meta.get("pool_mirrors", False) is not False:
+        pool_mirrors(wrapped, meta["pool_mirrors"], path / "charmodel.json")
     if "own_text" in meta:
         if "own_text" not in wrapped.mixed:
             raise ModelLoadError(f"{path / 'charmodel.json'}: \"own_text\" is described but "
                                  f"\"mixtures\" does not mix it")
         wrapped.own_text = own_text_from(meta["own_text"], alphabet, path / "charmodel.json")
     return wrapped
+
+
+def pool_mirrors(model: "CharMaskedLM", given, where: Path) -> None:
+    """``charmodel.json``'s ``"pool_mirrors": true``: the model's phrase memories (its own, each
+    gate source's) pool each one-sided level with its mirror
+    (:meth:`~infill.models.phrases.PhraseMemory.pooled`); else :class:`ModelLoadError`."""
+    if given is not True:
+        raise ModelLoadError(f"{where}: \"pool_mirrors\" must be true or false, not {given!r}")
+    memories = [model.phrases] + [s.phrases for s in (model.gate.sources if model.gate else [])]
+    if not any(m is not None for m in memories):
+        raise ModelLoadError(f"{where}: \"pool_mirrors\" is set but the model has no phrase "
+                             "memory")
+    for memory in memories:
+        if memory is not None:
+            memory.pool = True
 
 
 def mixing_order(names, where: str | Path) -> tuple[str, ...]:

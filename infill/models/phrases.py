@@ -33,7 +33,13 @@ n_k(w) the counts there, n_k their sum and u_k the number of distinct characters
     q'(s)  = q(s)                               for those two;   S = Σ_{w not special} q(w)
 
 exactly the corpus memory's mixture (:func:`infill.models.memory.mix_rows`), so q' sums to 1 and
-where no level's context was seen q' = q. The levels are mixed in the order they are listed;
+where no level's context was seen q' = q. With ``pool`` (a model's ``"pool_mirrors"``,
+builtin:latin's), a one-sided level mixed after its mirror ((0, 8) after (8, 0)) where both saw
+their contexts speaks with the logarithmic opinion pool of the two, m_k ∝ m̃_k · m̃_mirror
+(each add-½ smoothed over the outputs but unknown and ``-``), at λ = max(λ_k, λ_mirror): the left
+and the right context are two witnesses of one letter, not a coarser and a finer context, and
+in the chain the later outvoted the earlier (``iulius fel[??] vixit``: the left context says
+``felix``, the right one the ``u`` of the commoner ``qui vixit``). The levels are mixed in the order they are listed;
 training writes them shorter total context first, so the longest has the last word:
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
 data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
@@ -78,6 +84,8 @@ PHRASE_SIDES = ((3, 3), (8, 0), (0, 8), (6, 6))
 PHRASE_REST = 9
 """The most hidden characters right of a position a key may skip (supplements of <= 10)."""
 PHRASE_BETA = 4.0
+POOL_PRIOR = 0.5
+"""The add-½ count each output gets before a one-sided level is pooled with its mirror."""
 FORMAT = "infill-phrases"
 MAX_LEVEL = 64
 MAX_LEVELS = 16
@@ -103,6 +111,7 @@ class PhraseMemory:
     near: tuple[tuple[int, int], ...] = ()   # per level: letters read as letters, left / right
     ends: bool = False                # its right contexts may reach past a text's end
     least: tuple[int, ...] = ()       # per level: the fewest ``?`` right of t it speaks at
+    pool: bool = False                # a one-sided level pooled with its mirror (:meth:`pooled`)
 
     def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
             ) -> torch.Tensor:
@@ -126,18 +135,44 @@ class PhraseMemory:
     def chain(self, found: list[tuple[np.ndarray, np.ndarray]]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`mixture` from each level's (first entry, number of entries) [N] at N
-        positions."""
+        positions; with :attr:`pool`, a one-sided level whose mirror was mixed before it
+        speaks, where both saw their contexts, with the two pooled (:meth:`pooled`)."""
         seen = np.nonzero(np.any([w > 0 for _, w in found], axis=0))[0]
         mixture = np.zeros((len(seen), self.vocab_size))
-        for lo, width in found:
+        one_sided: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        for (lo, width), side in zip(found, self.sides):
             if not len(seen):
                 break
             counts = self._counts(lo[seen], width[seen])
             n, u = counts.sum(1), width[seen].astype(np.float64)
             lam = np.divide(n, n + self.beta * u, out=np.zeros_like(n), where=n > 0)
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
+            if self.pool and side[::-1] in one_sided:
+                share, lam = self.pooled(counts, lam, share, *one_sided[side[::-1]])
+            if 0 in side:
+                one_sided[side] = (counts, lam)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
         return seen, mixture, np.clip(1 - mixture.sum(1), 0, 1)
+
+    def pooled(self, counts: np.ndarray, lam: np.ndarray, share: np.ndarray,
+               mirror: np.ndarray, mirror_lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(share, λ) of a one-sided level (``counts`` [N, V]) where its ``mirror`` level (the
+        other side's, mixed before it) saw its context too: the normalized product of the two
+        add-½ distributions over the outputs but the special ones, at the larger λ. The left
+        and the right context are two witnesses of one letter (``iulius fel[??] vixit``: the
+        left says ``felix``, the right ``qui vixit``), not a finer and a coarser one, so the
+        later must not overrule the earlier as a back-off chain's next level does."""
+        both = (counts.sum(1) > 0) & (mirror.sum(1) > 0)
+        if not both.any():
+            return share, lam
+        ok = np.ones(self.vocab_size, dtype=bool)
+        ok[[i for i in self.special if i < self.vocab_size]] = False
+        a = (counts + POOL_PRIOR * ok) / (counts.sum(1) + POOL_PRIOR * ok.sum())[:, None]
+        b = (mirror + POOL_PRIOR * ok) / (mirror.sum(1) + POOL_PRIOR * ok.sum())[:, None]
+        product = a * b
+        product /= product.sum(1, keepdims=True)
+        return (np.where(both[:, None], product, share),
+                np.where(both, np.maximum(lam, mirror_lam), lam))
 
     def _found(self, ids: np.ndarray, pos: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(first entry, number of entries) [R*P] of every level at every position."""

@@ -78,6 +78,13 @@ supplements, against the inscriptions' words alone: +1.0 [+0.2, +2.0] points at 
 [+0.8, +3.0] in the top 10, CER -0.013 [-0.023, -0.006]; at 16 instead of 100, -0.5 at rank 1
 on 200 (benchmarks/results/latin_lengths.md)."""
 
+POOL_MIRRORS = True
+"""builtin:latin's phrase memory pools its one-sided levels (8, 0) and (0, 8) where both speak
+(``charmodel.json``'s ``"pool_mirrors"``, :meth:`infill.models.phrases.PhraseMemory.pooled`):
+on 500 EDH validation supplements +1.4 [+0.4, +2.6] points at rank 1 (CER -0.008) in the beam's
+order, +0.6 [-0.8, +2.0] reranked (CER -0.000; 7-10 letters +3.9, CER -0.019); builtin:greek's
+memories do not (IOSPE validation -0.5 [-1.2, +0.0], IAph +0.0; benchmarks/results/latin_lengths.md)."""
+
 MIXING_ORDER = ("shapes", "lexicon", "pairs", "names", "phrases", "gate")
 """The order builtin:latin mixes its parts into the network's conditional (``charmodel.json``'s
 ``"mixtures"``): the shape memory first, so that the lexicon and the phrase memory have the
@@ -96,7 +103,7 @@ class LatinFamily(GreekFamily):
 
     def save(self, model, out: Path) -> None:
         save_char(model, out, self.alphabet, dtype=torch.float16,
-                  extra={"mixtures": list(MIXING_ORDER)})
+                  extra={"mixtures": list(MIXING_ORDER), "pool_mirrors": POOL_MIRRORS})
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
         """The lexicon and memories of :func:`write_memories`: the lexicon of the training

@@ -247,6 +247,19 @@ def test_builtin_latin_restores_the_issues_example_and_an_edh_edition_offline():
     assert "not a known word" not in r.output
 
 
+def test_builtin_latin_hears_both_sides_of_a_name():
+    """``c iulius f[....] vixit``: the left context says felix, the right one the u of the
+    commoner ``qui vixit``; pooled, not chained, the name comes first (it came ninth), and in
+    capitals as the text around it."""
+    import infill
+
+    model = infill.load_model("builtin:latin", device="cpu")
+    for text, want in [("d m c iulius f???? vixit annis xx", "elix"),
+                       ("D M C IULIUS F???? VIXIT ANNIS XX", "ELIX")]:
+        [first] = infill.fill(model, text, marker="?", top_k=1, rerank="off")[0]
+        assert "".join(first.fills) == want
+
+
 def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     from click.testing import CliRunner
 
@@ -274,6 +287,7 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     assert PHRASE_LEVELS[:2] == ((2, 2), (4, 0)) and PHRASE_LEAST[:2] == (6, 6)
     shipped = infill.load_model("builtin:latin", device="cpu").phrases
     assert (shipped.sides, shipped.least) == (PHRASE_LEVELS, PHRASE_LEAST)
+    assert model.phrases.pool and shipped.pool      # the mirror levels (8, 0), (0, 8) pooled
     # the word pairs seen twice are kept, as in the shipped pairs.tsv (the fixtures' training
     # split has two)
     pairs = [line.split("\t") for line in

@@ -48,12 +48,13 @@ def _neighbours(text: str, t: int, left: int, right: int, rest: int):
     return "".join(seq[k - left:k]), "".join(seq[k + 1 + h:k + 1 + h + right]), h
 
 
-def _level_counts(query, left: int, right: int, h: int, ends: bool = False) -> np.ndarray:
+def _level_counts(query, left: int, right: int, h: int, ends: bool = False,
+                  lines=LINES) -> np.ndarray:
     """Brute force: how often each character of LINES sits between the query's contexts (a
     right context past a line's end only with ``ends``)."""
     counts = np.zeros(V)
     bad = set("-^?")
-    for line in LINES:
+    for line in lines:
         kept = [c for c in line if c not in A.punctuation]
         seq = [OUT] * 64 + kept + [OUT] * 64
         for i in range(64, 64 + len(kept)):
@@ -71,11 +72,16 @@ def _level_counts(query, left: int, right: int, h: int, ends: bool = False) -> n
 
 
 def _brute_mixture(text: str, t: int, beta: float, rest: int, ends: bool = False,
-                   least=(0,) * len(SIDES)) -> np.ndarray:
+                   least=(0,) * len(SIDES), pool: bool = False) -> np.ndarray:
     """M of the module doc at character t of ``text`` (levels chained in SIDES order; level k
-    silent where fewer than ``least[k]`` characters are hidden right of t)."""
+    silent where fewer than ``least[k]`` characters are hidden right of t; with ``pool``, a
+    one-sided level after its mirror, both seen: the normalized product of their add-½ shares
+    off ``^`` and ``-``, at the larger λ)."""
     mixture = np.zeros(V)
     hidden = _neighbours(text, t, 0, 0, 64)[2]
+    ok = np.ones(V)
+    ok[[A.unk_id, A.missing_id]] = 0
+    said = {}                                       # one-sided level -> (counts, λ)
     for (left, right), m in zip(SIDES, least):
         if hidden < m:
             continue
@@ -85,9 +91,17 @@ def _brute_mixture(text: str, t: int, beta: float, rest: int, ends: bool = False
         found = found or _neighbours(text, t, left, 0, 64)
         counts = _level_counts((found[0], found[1]), left, right, found[2], ends)
         n, u = counts.sum(), (counts > 0).sum()
-        if n:
-            lam = n / (n + beta * u)
-            mixture = lam * counts / n + (1 - lam) * mixture
+        if not n:
+            continue
+        lam, share = n / (n + beta * u), counts / n
+        if pool and (right, left) in said:
+            other, other_lam = said[(right, left)]
+            product = (counts + ok / 2) / (n + ok.sum() / 2) * (other + ok / 2) / (
+                other.sum() + ok.sum() / 2)
+            lam, share = max(lam, other_lam), product / product.sum()
+        if not left or not right:
+            said[(left, right)] = (counts, lam)
+        mixture = lam * share + (1 - lam) * mixture
     return mixture
 
 
@@ -96,16 +110,51 @@ CASES = [("εδοξε τηι βουληι και τωι ?????", [25, 26, 29]), (
          ("τωι δη?ωι", [6]), ("ζζζ ???", [4]), ("ψψ?ψψ", [2])]
 
 
+@pytest.mark.parametrize("pool", [False, True])
 @pytest.mark.parametrize("text, where", CASES)
-def test_the_mixture_is_its_definition_and_sums_to_one(text, where, mixture_is):
+def test_the_mixture_is_its_definition_and_sums_to_one(text, where, pool, mixture_is):
     beta, rest = 0.7, 4
     memory = build_phrases(LINES, A, sides=SIDES, rest=rest, beta=beta)
-    mixture_is(memory, text, where, lambda t: _brute_mixture(text, t, beta, rest), seed=1)
+    memory.pool = pool
+    mixture_is(memory, text, where, lambda t: _brute_mixture(text, t, beta, rest, pool=pool),
+               seed=1)
 
 
 def test_the_cases_are_not_vacuous():
     seen = [_brute_mixture(text, t, 1.0, 4).sum() > 0 for text, where in CASES for t in where]
     assert sum(seen) >= 6 and not all(seen)
+    both = [all(_said(text, t, side).sum() for side in ((2, 0), (0, 2)))
+            for text, where in CASES for t in where]
+    assert 2 <= sum(both) < len(both)           # the mirror levels pooled at some, not all
+
+
+def _said(text: str, t: int, side: tuple[int, int], lines=LINES) -> np.ndarray:
+    """Brute force: one level's counts at character t of ``text`` (zeros where its rest is
+    too long)."""
+    found = _neighbours(text, t, *side, 4)
+    return np.zeros(V) if found is None else _level_counts(found[:2], *side, found[2],
+                                                           lines=lines)
+
+
+def test_the_mirror_levels_are_pooled_not_chained():
+    """``ο δημοσ ανεθη?εν``: the left-only level has seen only ``κ`` after ``θη``
+    (ανεθηκεν), the right-only one more ``θ`` than ``κ`` before ``εν`` (ηθεν): chained, the
+    right would overrule the left; pooled, the letter both allow leads."""
+    lines = LINES + ["ηθεν ηθεν ηθεν ηθεν"]
+    memory = build_phrases(lines, A, sides=((2, 0), (0, 2)), rest=4, beta=0.7)
+    memory.pool = True
+    ids = np.array([[A.start_id] + [A.mask_id if c == "?" else A.char_to_id(c)
+                                    for c in "ο δημοσ ανεθη?εν"]])
+    seen, mixture, _ = memory.mixture(ids, np.array([[14]]))
+    assert len(seen) == 1 and A.symbols[int(mixture[0].argmax())] == "κ"
+    chained = np.zeros(V)                           # what the back-off chain said
+    for side in ((2, 0), (0, 2)):
+        counts = _said("ο δημοσ ανεθη?εν", 13, side, lines)
+        lam = counts.sum() / (counts.sum() + 0.7 * (counts > 0).sum())
+        chained = lam * counts / counts.sum() + (1 - lam) * chained
+    assert A.symbols[int(chained.argmax())] == "θ"
+    memory.pool = False                             # the memory's own chain says so too
+    assert A.symbols[int(memory.mixture(ids, np.array([[14]]))[1][0].argmax())] == "θ"
 
 
 END_CASES = [("εδοξε τηι βουληι και τωι δη?ωι", [27]), ("ο δημοσ ανεθηκ??", [14, 15]),
@@ -271,6 +320,23 @@ def test_a_model_directory_loads_its_memory_and_a_bad_one_is_exit_2(tmp_path, ti
     (d / PHRASES_FILE).write_bytes(b"\x00" * 20)
     r = CliRunner().invoke(main, ["run", "-m", str(d), "τωι δη?ωι"])
     assert r.exit_code == 2 and "Traceback" not in r.output and PHRASES_FILE in r.output
+
+
+def test_pool_mirrors_in_charmodel_json_pools_the_memory_and_a_bad_value_is_one_error(
+        tmp_path, tiny_char):
+    d = save_char(tiny_char().model, tmp_path / "m", A)
+    meta = json.loads((d / "charmodel.json").read_text())
+    for value, error in [(True, "no phrase memory"), ("yes", "must be true or false")]:
+        (d / "charmodel.json").write_text(json.dumps({**meta, "pool_mirrors": value}))
+        r = CliRunner().invoke(main, ["run", "-m", str(d), "τωι δη?ωι"])
+        assert r.exit_code == 2 and error in r.stderr and "Traceback" not in r.output
+    build_phrases(LINES, A, sides=SIDES, rest=4).save(d / PHRASES_FILE, A)
+    (d / "charmodel.json").write_text(json.dumps({**meta, "pool_mirrors": True}))
+    assert infill.load_model(str(d), device="cpu").phrases.pool
+    (d / "charmodel.json").write_text(json.dumps({**meta, "pool_mirrors": False}))
+    assert not infill.load_model(str(d), device="cpu").phrases.pool
+    (d / "charmodel.json").write_text(json.dumps(meta))
+    assert not infill.load_model(str(d), device="cpu").phrases.pool
 
 
 def test_infill_train_greek_writes_the_memory(tmp_path, train_greek):
