@@ -121,8 +121,8 @@ def run(texts, model, input_file, device, dtype, quantize, compile_model, allow_
     header's first word is the input's id), or EpiDoc TEI files (and folders of them): their
     editions' lost text is restored. '?' marks one character/residue to restore for the
     Greek, Latin and protein models; a Leiden lacuna of unknown extent ([---]) is a break
-    unless --unknown-lengths restores it; the model's own mask token ([MASK], <mask>) works as a marker too;
-    #[ηιν] is one character (residue) to restore limited to those letters (--unclear restore
+    unless --unknown-lengths restores it; the model's own mask token ([MASK], <mask>) works
+    as a marker too; #[ηιν] is one character (residue) to restore limited to those letters (--unclear restore
     also restores each Leiden underdotted letter, and an EpiDoc <unclear>, among its look-alikes).
     An input that cannot be filled is reported (stderr, and "error" in --json) and the others
     go on; the exit code is then 2.

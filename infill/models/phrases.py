@@ -39,8 +39,8 @@ their contexts speaks with the logarithmic opinion pool of the two, m_k ∝ m̃_
 (each add-½ smoothed over the outputs but unknown and ``-``), at λ = max(λ_k, λ_mirror): the left
 and the right context are two witnesses of one letter, not a coarser and a finer context, and
 in the chain the later outvoted the earlier (``iulius fel[??] vixit``: the left context says
-``felix``, the right one the ``u`` of the commoner ``qui vixit``). The levels are mixed in the order they are listed;
-training writes them shorter total context first, so the longest has the last word:
+``felix``, the right one the ``u`` of the commoner ``qui vixit``). The levels are mixed in the
+order they are listed; training writes them shorter total context first, so the longest has the last word:
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
 data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in
@@ -149,7 +149,7 @@ class PhraseMemory:
             share = np.divide(counts, n[:, None], out=np.zeros_like(counts), where=n[:, None] > 0)
             if self.pool and side[::-1] in one_sided:
                 share, lam = self.pooled(counts, lam, share, *one_sided[side[::-1]])
-            if 0 in side:
+            if self.pool and 0 in side:
                 one_sided[side] = (counts, lam)
             mixture = lam[:, None] * share + (1 - lam)[:, None] * mixture
         return seen, mixture, np.clip(1 - mixture.sum(1), 0, 1)
