@@ -12,6 +12,17 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "bench"
 BUILTINS = ("english", "greek", "protein")
 
+SPELLINGS = {
+    "edition": lambda text: text,
+    "capitals": lambda text: text.upper().replace("U", "V"),
+    "u": lambda text: text.replace("v", "u"),
+    "interpuncts": lambda text: text.replace(" ", "\u00b7"),
+}
+"""How a Latin text is typed: as its edition writes it, in capitals with V for u and v (read off
+the stone), with u for both in lowercase and V for both as a capital (as many editions of
+literature write it: ``Valeria uixit annis XXV``), or with its words divided by interpuncts
+(``D·M·Iulia·Felix``)."""
+
 
 def infill_bench(args: list[str]) -> dict:
     """Run ``infill bench ARGS`` (echoing the exact command) and return its summary.json."""

@@ -32,10 +32,14 @@ default: ``off``); the baseline is decoded without reranking, and
 
 With
 ``--per-class``, a last line weights the classes by the split's own mix of lengths.
+``--spelling capitals`` types each text in capitals with V for u and v, as read off the stone
+(``--spelling u``: u for both in lowercase; ``interpuncts``: words divided by ``·``), to
+measure a Latin model on texts typed so.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
@@ -46,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from common import SPELLINGS
 
 import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
@@ -322,6 +327,10 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--scorer", default=None, help="the new model's beam scorer (hcb, standard; "
                     "default the model's); --baseline-scorer the baseline's")
     ap.add_argument("--baseline-scorer", default=None)
+    ap.add_argument("--spelling", default="edition", choices=sorted(SPELLINGS),
+                    help="each text as its edition writes it (default), in capitals with V "
+                    "for u and v as read off the stone (capitals), with u for both in "
+                    "lowercase (u), or its words divided by interpuncts (interpuncts)")
     ap.add_argument("--fold-uv", action="store_true",
                     help="compare u and v as one letter (Latin: the stone has V for both)")
     ap.add_argument("--baseline-name", default=None,
@@ -348,6 +357,7 @@ def main() -> None:
     tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files)
     if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
         tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
+    tasks = [dataclasses.replace(t, text=SPELLINGS[args.spelling](t.text)) for t in tasks]
     part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)

@@ -4,7 +4,9 @@ Each line is an inscription's formula as an epigraphist types it -- abbreviation
 expansion in parentheses (the model reads the stone's letters, the output keeps the expansion),
 ``?`` per lost letter -- with the letters the formula demands. The table gives the first three
 restorations and where the expected one ranks among the top 20 (standard beam search, beam 20,
-the model's defaults otherwise).
+the model's defaults otherwise). ``--spelling capitals`` types each line as read off the stone,
+in capitals with V for both u and v (``IVLIA FELICVLA VIXIT``); ``--spelling u`` as editions
+that write u for both in lowercase (``Iulia Felicula uixit annis XXV``).
 
     OMP_NUM_THREADS=1 python benchmarks/latin_openings.py --model builtin:latin \\
         > benchmarks/results/latin_openings.md
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import torch
+from common import SPELLINGS
 
 import infill
 from infill.data.greek import normalize
@@ -48,13 +51,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="builtin:latin")
     ap.add_argument("--beam", type=int, default=20)
+    ap.add_argument("--spelling", choices=sorted(SPELLINGS), default="edition",
+                    help="how each line is typed (default: as the edition writes it)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = infill.load_model(args.model, device="cpu")
-    print(f"`{args.model}`, beam {args.beam}, top 20 kept; u and v compared as one letter\n")
+    print(f"`{args.model}`, beam {args.beam}, top 20 kept, typed as {args.spelling}; u and v "
+          "compared as one letter\n")
     print("| formula | typed | expected | restorations (first three) | rank of expected |")
     print("|---|---|---|---|---:|")
     for what, text, expected in FORMULAE:
+        text = SPELLINGS[args.spelling](text)
         comps = infill.fill(model, text, gap=1, marker="?", beam_size=args.beam, top_k=20)[0]
         fills = [normalize("".join(c.fills), symbols=False, alphabet=model.alphabet)
                  for c in comps]

@@ -33,6 +33,7 @@ from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 from infill.models.base import MaskedLM, pad_batch
 from infill.models.wordpiece import _space_before
+from infill.models.uv import uv_note
 
 __all__ = ["Reading", "PositionCheck", "TextCheck", "bounded", "read_for_check", "score_rows",
            "substitution_alphabet", "check_readings"]
@@ -73,9 +74,12 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
     if not text or not text.strip():
         raise InputError("empty input: nothing to check")
     if any(s in text for s in gap_symbols(model, marker)):
-        ids = list(model.encode(text, gap, marker).input_ids)
+        enc = model.encode(text, gap, marker)
+        ids, written = list(enc.input_ids), next(iter(enc.written.values()), None)
     else:
-        ids = list(model.tokenize(text))
+        ids, written = list(model.tokenize(text)), None
+        if hasattr(model, "respell_text"):      # a Latin text typed off the stone: IVLIVS
+            ids, written = model.respell_text(text, ids)
     gaps = [t for t, i in enumerate(ids) if i == model.mask_id and not model.mask_in_text]
     checked = [t for t, i in enumerate(ids) if i < model.vocab_size and i not in model.special_ids
                and t not in gaps and not _is_space(model, i)]
@@ -83,7 +87,8 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
         raise InputError("nothing to check: the text is only gaps, spaces or special tokens"
                          if gaps else "nothing to check: the text has no ordinary token")
     shown, spans = layout(model, ids, gap_shown="?" if model.unit != "tokens" else marker)
-    return bounded(model, Reading(ids, checked, shown, spans, gaps, list(model.input_notes(text))))
+    notes = list(model.input_notes(text)) + uv_note(written)
+    return bounded(model, Reading(ids, checked, shown, spans, gaps, notes))
 
 
 MAX_CHECK_POSITIONS = 2_000

@@ -305,12 +305,14 @@ def edition_letters(result: EditionResult) -> list | None:
     if ed is None or rendered is None or \
             not any(ed.lacunae[k].kind == "unclear" for k, _, _ in rendered.restore):
         return None
+    alphabet = ed.alphabet or alphabet_for(ed.lang)
     out: list = []
     for run in runs(rendered):
         entry: list = []
         for k, n in run:
             lac = ed.lacunae[k]
-            entry += ([lookalikes(c) for c in normalize(lac.editor, symbols=False)]
+            entry += ([lookalikes(c) for c in normalize(lac.editor, symbols=False,
+                                                        alphabet=alphabet)]
                       if lac.kind == "unclear" else [None] * n)
         out.append(entry if any(e is not None for e in entry) else None)
     return out

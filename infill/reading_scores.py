@@ -275,6 +275,7 @@ def readings_gap(model, text: str, marker: str, gap, readings: list[list[Candida
              f"{len(readings)}: give one list of readings per lacuna, in order"),
             field="readings")
     ids = [[_tokens(model, c, k, allow_special) for c in rs] for k, rs in enumerate(readings, 1)]
+    ids = _as_read(model, text, marker, ids)
     notes = _distinct(readings, ids)
     n_markers = sum(markers)
     asked = gap if isinstance(gap, list) else [gap] * n_markers
@@ -300,6 +301,23 @@ def readings_gap(model, text: str, marker: str, gap, readings: list[list[Candida
                                  f"{model.unit} long; the lacuna holds {size}",
                                  field="readings")
     return gap, ids, notes
+
+
+def _as_read(model, text: str, marker: str, ids: list[list[list[int]]]) -> list[list[list[int]]]:
+    """The readings of a text that writes one letter for u and v (``IVLIVS``), spelled as the
+    model reads that text (:mod:`infill.models.uv`): each reading's u and v decided in its
+    place, between the text around its lacuna."""
+    if not hasattr(model, "respell_uv"):
+        return ids
+    enc = model.encode(text, 1, marker)
+    if not enc.written:
+        return ids
+    out = []
+    for gap, rs in zip(enc.gaps, ids):
+        left, right = enc.input_ids[:gap[0]], enc.input_ids[gap[-1] + 1:]
+        out.append([model.respell_uv(left + r + right, always=True)[0][len(left):len(left) + len(r)]
+                    for r in rs])
+    return out
 
 
 def _distinct(readings: list[list[Candidate]], ids: list[list[list[int]]]) -> list[str]:

@@ -589,8 +589,9 @@ class _Reader:
         inner = self.atoms[start:]
         editor = _join(inner)
         letters = normalize(editor, symbols=False, alphabet=self.alphabet)
+        table = lookalike_table("latin" if self.alphabet.name == "Latin" else "greek")
         if any(a.kind != "char" for a in inner) or not letters or \
-                not all(c in lookalike_table()["letters"] for c in letters):
+                not all(c in table["letters"] for c in letters):
             self.note("an <unclear> that is not letters alone was kept as the editor reads it")
             return
         del self.atoms[start:]

@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["Alphabet", "GREEK", "normalize", "unknown_characters", "word_weights"]
+__all__ = ["Alphabet", "GREEK", "divider_of", "normalize", "unknown_characters", "word_weights"]
 
 LETTERS = "αβγδεζηθικλμνξοπρστυφχψω"
 PUNCTUATION = ".,;·"
@@ -34,6 +34,9 @@ _MAP = {
     "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε", "ϖ": "π",  # letter variants
     "\u00b7": "·", "\u0387": "·",  # middle dot / ano teleia (the Greek colon)
     "\u037e": ";",                 # Greek question mark
+    # word dividers of inscriptions (ΕΔΟΞΕ:ΤΕΙ:ΒΟΛΕΙ, the tricolon ⁝): the word space -- dropped,
+    # they joined the words they divide (εδοξετειβολει)
+    ":": " ", "\u205d": " ", "\u205e": " ", "\u22ee": " ", "\ufe19": " ",
 }
 _WS = re.compile(r"\s+")
 # apostrophes (elision) and the koronis: punctuation, dropped -- never the unknown symbol, although
@@ -125,14 +128,16 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
     3. drop every combining mark: accents, breathings, diaeresis, and the iota subscript
        (``ᾳ`` -> ``α``, not ``αι``);
     4. map letter variants: final ``ς`` and lunate ``ϲ`` -> ``σ``; ``ϐ ϑ ϕ ϰ ϱ ϵ ϖ`` -> ``β θ φ κ ρ ε π``;
-       ano teleia / middle dot -> ``·``; the alphabet's own ``variants`` (Latin ``j`` -> ``i``,
+       ano teleia / middle dot -> ``·``; a word divider of inscriptions (``:``, the tricolon
+       ``⁝``, ``⁞``, ``⋮``) -> the space; the alphabet's own ``variants`` (Latin ``j`` -> ``i``,
+       its interpuncts -> the space, the ligatures ``æ œ`` -> ``ae oe``:
        :mod:`infill.data.latin`); every decimal digit -> ``0``;
     5. keep the 24 letters, ``0``, the punctuation ``. , ; ·`` and whitespace; with ``symbols``
        (default) also keep the restoration symbols ``-`` (missing) and ``?`` (to restore);
        with ``unknown`` (user input) a letter, number or symbol the alphabet lacks (Latin,
        CJK, emoji, ...) becomes the unknown symbol ``^``, as Ithaca does; drop everything else:
        other punctuation (elision apostrophes ``ʼ ’ ' ᾽``, koronis, quotes, dashes, brackets,
-       ``:`` ``!``), Greek numeral signs, and -- without ``unknown`` (training text) -- other
+       ``!``), Greek numeral signs, and -- without ``unknown`` (training text) -- other
        scripts;
     6. collapse every whitespace run to one space; with ``strip`` (default) trim both ends.
 
@@ -146,6 +151,9 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
         if unicodedata.combining(c) or c in _APOSTROPHES:
             continue
         c = alphabet.variants.get(c, _MAP.get(c, c))
+        if len(c) > 1:                                  # a ligature: its letters (Latin æ)
+            out += [x for x in c if x in keep]
+            continue
         if c.isdigit():
             c = alphabet.numeral
         elif c.isspace():
@@ -156,6 +164,15 @@ def normalize(text: str, symbols: bool = True, strip: bool = True,
             out.append(alphabet.unk)
     s = _WS.sub(" ", "".join(out))
     return s.strip() if strip else s
+
+
+def divider_of(text: str, alphabet: Alphabet = GREEK) -> str | None:
+    """The word divider ``text`` writes instead of spaces (``D·M·S``, ``ΕΔΟΞΕ:ΤΕΙ``): a
+    character :func:`normalize` reads as the word space, where the text has no whitespace;
+    None otherwise."""
+    if any(c.isspace() for c in text):
+        return None
+    return next((c for c in text if alphabet.variants.get(c, _MAP.get(c)) == " "), None)
 
 
 def unknown_characters(text: str, alphabet: Alphabet = GREEK) -> list[str]:

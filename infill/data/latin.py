@@ -13,6 +13,11 @@ input). Its 24 letters are Aeneas's Latin table, ``abcdefghiklmnopqrstuvxyz``:
   ``vixit``, not ``uixit``), and the benchmarks compare ``u`` and ``v`` as one letter
   (:func:`fold_uv`), as the stone does.
 - ``w`` is no Latin letter: the unknown symbol in user input, dropped from training text.
+- The ligatures ``Æ`` and ``Œ`` are their two letters (``CÆSAR`` is ``caesar``), as Leiden's
+  ``a͡e`` is.
+- An interpunct dividing words (``D·M·S``, :data:`WORD_DIVIDERS`) is the word space; where a
+  text divides its words so and has no space, the spaces it restores are written as its
+  interpunct (:func:`infill.data.greek.divider_of`).
 
 Editions mark their language with ``xml:lang`` (``la``; ``grc`` for Greek); where a file names
 none, the script of its letters decides (:func:`script_of`).
@@ -24,11 +29,19 @@ import unicodedata
 
 from infill.data.greek import GREEK, Alphabet
 
-__all__ = ["GREEK_LANGS", "LATIN", "LATIN_LANGS", "alphabet_for", "fold_uv", "language_name",
-           "letters_by_script", "script_of", "stone_text"]
+__all__ = ["GREEK_LANGS", "LATIN", "LATIN_LANGS", "WORD_DIVIDERS", "alphabet_for", "fold_uv",
+           "language_name", "letters_by_script", "script_of", "stone_text"]
 
-LATIN = Alphabet(letters="abcdefghiklmnopqrstuvxyz", variants={"j": "i"}, name="Latin",
-                 expansions="drop")
+WORD_DIVIDERS = "\u00b7\u2022\u2219\u22c5\u2e31\u2027"
+"""The interpuncts a transcription divides Latin words with (``D·M·S``: the middle dot, bullet,
+bullet operator, dot operator, word separator middle dot, hyphenation point), read as the word
+space: EDH, the model's training text, divides words with spaces (its 34,972 editions mark no
+interpunct), and builtin:latin read ``D·M·C·IVLIVS·F????·VIXIT`` as one long word (``FIERI``
+first, ``FELIX`` third)."""
+
+LATIN = Alphabet(letters="abcdefghiklmnopqrstuvxyz",
+                 variants={"j": "i", "æ": "ae", "œ": "oe", **{d: " " for d in WORD_DIVIDERS}},
+                 name="Latin", expansions="drop")
 """Latin: unknown ``^``, space, missing ``-``, the 24 letters, ``0``, ``. , ; ·``; ``?``, ``#``,
 ``<`` as for Greek (:data:`infill.data.greek.GREEK`); an editor's expansion in parentheses
 (``d(is) m(anibus)``) is not read (:func:`stone_text`): the stone has ``d m``."""

@@ -36,6 +36,7 @@ from infill.names import UNCLEAR
 
 json = LazyModule("json")                     # `infill run --help` imports this module: no json
 greek = LazyModule("infill.data.greek")       # nor the alphabet tables
+latin = LazyModule("infill.data.latin")
 
 __all__ = ["OPEN", "CLOSE", "PLACE", "UNCLEAR", "Marked", "check_letters", "entry_tokens",
            "lookalikes", "lookalike_table", "mark_sets", "place_sets", "has_sets", "read_sets"]
@@ -58,29 +59,37 @@ class Marked:
     sets: tuple[str, ...] = ()
 
 
-@functools.lru_cache(maxsize=1)
-def lookalike_table() -> dict:
-    """The shipped look-alike groups (``infill/data/lookalikes.json``: ``letters``, ``traces``,
-    and where they come from)."""
-    with resources.files("infill.data").joinpath("lookalikes.json").open(encoding="utf-8") as f:
+TABLES = {"greek": "lookalikes.json", "latin": "lookalikes_latin.json"}
+"""The shipped look-alike tables by script (``infill/data/``)."""
+
+
+@functools.lru_cache(maxsize=2)
+def lookalike_table(script: str = "greek") -> dict:
+    """The shipped look-alike groups of a script (:data:`TABLES`: ``letters``, ``traces``, and
+    where they come from)."""
+    with resources.files("infill.data").joinpath(TABLES[script]).open(encoding="utf-8") as f:
         return json.load(f)
 
 
 def lookalikes(letter: str) -> str:
-    """The letters a partial trace of ``letter`` (any Greek spelling: capital, accented, final
-    sigma) may be, itself included; InputError when the table has none for it."""
-    key = greek.normalize(letter, symbols=False)
-    found = lookalike_table()["letters"].get(key)
+    """The letters a partial trace of ``letter`` may be, itself included, from the table of its
+    script (any Greek spelling: capital, accented, final sigma; a Latin capital or small
+    letter, ``j`` as ``i``); InputError when no table has it."""
+    script = "latin" if unicodedata.name(letter[:1], "").startswith("LATIN") else "greek"
+    alphabet = latin.LATIN if script == "latin" else greek.GREEK
+    key = greek.normalize(letter, symbols=False, alphabet=alphabet)
+    found = lookalike_table(script)["letters"].get(key)
     if found is None:
-        raise InputError(f"no look-alikes known for the unclear letter {letter!r} (the table "
-                         "holds the 24 Greek letters); write its letters as #[...]",
+        raise InputError(f"no look-alikes known for the unclear letter {letter!r} (the tables "
+                         "hold the Greek and Latin letters); write its letters as #[...]",
                          field="unclear")
     return found
 
 
 def has_sets(text: str) -> bool:
-    """Whether ``text`` holds a letter set or an underdot."""
-    return OPEN in text or UNDERDOT in text
+    """Whether ``text`` holds a letter set or an underdot (also one composed with its letter:
+    ``Ẹ``, U+1EB8)."""
+    return OPEN in text or UNDERDOT in unicodedata.normalize("NFD", text)
 
 
 def mark_sets(text: str, unclear: str = "keep") -> Marked:

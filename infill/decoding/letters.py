@@ -3,8 +3,8 @@
 ``letters`` (:func:`infill.fill`, :class:`~infill.jobs.fill.FillRequest`, ``"letters"`` in JSON)
 gives, per gap of a text (in text order), None (any token) or a list with one entry per position
 of the gap: None, or the tokens allowed there -- a string of characters (each one token:
-character and protein models; ``"ηιν"``, ``"ILV"``) or a list of token strings (any model,
-``["cat", "dog"]``). At token level (:func:`infill.decode`, :func:`infill.mcmc.mh`) ``letters``
+character and protein models; ``"ηιν"``, ``"ILV"``; a Latin model's ``u`` or ``v`` allows
+both, one letter on the stone) or a list of token strings (any model, ``["cat", "dog"]``). At token level (:func:`infill.decode`, :func:`infill.mcmc.mh`) ``letters``
 maps a gap position to its entry. Here they become [V] bool masks, intersected with what the
 model lets a gap take (:meth:`~infill.models.base.MaskedLM.allowed_mask`): the beam engine, the
 sampling selectors and the MH kernel place only those tokens (METHODS §1.6 says how scores stay
@@ -71,8 +71,19 @@ def entry_ids(model, entry, where: str = "a position", allow_special: bool = Fal
         if not bool(base[i]):
             raise InputError(f"letters ({where}): {t!r} may not be placed in a gap (a special "
                              "symbol; allow_special lifts that)", field="letters")
-        ids.append(i)
+        ids += [j for j in _on_the_stone(model, t, i) if j not in ids]
     return ids
+
+
+def _on_the_stone(model, token, i: int) -> list[int]:
+    """The ids a letter ``token`` (id ``i``) of a set stands for: itself, and for a Latin
+    model's ``u`` or ``v`` both, one letter (V) on the stone (EDH writes ``v`` the consonant)."""
+    alphabet = getattr(model, "alphabet", None)
+    if not isinstance(token, str) or not isinstance(alphabet, Alphabet) \
+            or alphabet.name != "Latin":
+        return [i]
+    pair = [alphabet.index["u"], alphabet.index["v"]]
+    return pair if i in pair else [i]
 
 
 def _mask(model, ids: list[int]) -> torch.Tensor:

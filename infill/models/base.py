@@ -22,13 +22,16 @@ class Encoding:
     ``input_ids`` holds ``mask_id`` at every gap position; ``gaps[k]`` lists the positions of
     the k-th gap (in order); ``segments`` are the user's text pieces around the gaps
     (``len(segments) == len(gaps) + 1``), used to render the filled text verbatim; ``notes``
-    say what the adapter changed in reading the text (e.g. characters it cannot represent).
+    say what the adapter changed in reading the text (e.g. characters it cannot represent);
+    ``written`` maps a restored letter to the one the text writes for it (a Latin text that
+    writes V for u and v: ``{"u": "v"}``, :mod:`infill.models.uv`).
     """
 
     input_ids: list[int]
     gaps: list[list[int]]
     segments: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
     def positions(self) -> list[int]:
@@ -267,8 +270,7 @@ def follow_case(segments: list[str], fills: list[str]) -> list[str]:
     capitals: its own word's visible letters, two or more and all capitals (``XX?`` -> ``XXX``;
     ``Iul?us``, a capital initial ``F???`` stay lowercase), else the whole text's
     (``D M ????? FELICI``, ``F???`` in a text in capitals)."""
-    letters = [c for c in "".join(segments) if c.isupper() or c.islower()]
-    all_caps = bool(letters) and all(c.isupper() for c in letters)
+    all_caps = in_capitals("".join(segments))
     out = []
     for k, fill in enumerate(fills):
         left = segments[k].split()[-1] if segments[k][-1:].strip() else ""
@@ -277,3 +279,9 @@ def follow_case(segments: list[str], fills: list[str]) -> list[str]:
         upper = all(c.isupper() for c in word) if len(word) > 1 else all_caps
         out.append("".join(c.upper() if upper and len(c.upper()) == 1 else c for c in fill))
     return out
+
+
+def in_capitals(text: str) -> bool:
+    """Whether every letter of ``text`` is a capital (and it has some)."""
+    letters = [c for c in text if c.isupper() or c.islower()]
+    return bool(letters) and all(c.isupper() for c in letters)

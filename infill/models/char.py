@@ -30,9 +30,10 @@ from torch import nn
 
 from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.data.greek import GREEK, Alphabet, normalize, unknown_characters
+from infill.data.greek import GREEK, Alphabet, divider_of, normalize, unknown_characters
 from infill.data.latin import letters_by_script, stone_text
-from infill.models.base import Encoding, MaskedLM, Rendered, render_chars, row_chunked
+from infill.models.base import (Encoding, MaskedLM, Rendered, in_capitals, render_chars,
+                                 row_chunked)
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
@@ -40,6 +41,7 @@ from infill.models.gate import GATE_FILE, load_gate
 from infill.models.own_text import own_text_from
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
+from infill.models.uv import one_letter, read_uv, uv_note, written_as
 
 __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "MIXTURES", "WordStream", "save_char",
            "load_char", "mixing_order", "word_code"]
@@ -337,6 +339,7 @@ class CharMaskedLM(MaskedLM):
     shapes = None
     gate = None
     own_text = None
+    _uv = None                                                          # its u/v reading, once
     mixed = MIXTURES                                                    # their order into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
@@ -440,7 +443,10 @@ class CharMaskedLM(MaskedLM):
                 ids += [a.mask_id] * n
         segments = list(raw)
         segments[0], segments[-1] = segments[0].lstrip(), segments[-1].rstrip()
-        return Encoding(ids, gaps, segments, self.input_notes(text))
+        ids, written = self.respell_text(text, ids)
+        divider = divider_of(stone_text(text, a).strip(), a)
+        return Encoding(ids, gaps, segments, self.input_notes(text) + uv_note(written),
+                        {**written_as(written), **({a.space: divider} if divider else {})})
 
     def check_script(self, text: str) -> None:
         """A Greek model given a text in Latin script (or the reverse) says so instead of
@@ -461,8 +467,31 @@ class CharMaskedLM(MaskedLM):
         return [f"characters outside the {self.alphabet.name} alphabet read as unknown ({self.alphabet.unk}): "
                 f"{shown.strip()[:40]}"] if unknown else []
 
+    def respell_text(self, text: str, ids: list[int]) -> tuple[list[int], str | None]:
+        """``ids`` of ``text`` respelled where it writes one letter for u and v (a Latin text
+        typed off the stone): :meth:`respell_uv` with what the typed text shows."""
+        stone = stone_text(text, self.alphabet)
+        return self.respell_uv(ids, one_letter(stone), in_capitals(stone))
+
+    def respell_uv(self, ids: list[int], written: str | None = None, capitals: bool = False,
+                   always: bool = False) -> tuple[list[int], str | None]:
+        """A Latin text that writes one letter for u and v, read as the lexicon spells its
+        words (:mod:`infill.models.uv`): (ids, the letter it writes, or None); ``written``:
+        the letter the typed text may write for both (:func:`~infill.models.uv.one_letter`),
+        ``capitals``: it is in capitals; ``always``: spelled so whatever it writes (a reading
+        of such a text, in its place)."""
+        if self._uv is None:
+            self._uv = read_uv(self.lexicon, self.alphabet) or False
+        if not self._uv:
+            return list(ids), None
+        if always:
+            return self._uv.spell(ids), None
+        return self._uv.respell(ids, written, capitals)
+
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
-        fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]
+        table = str.maketrans(encoding.written)
+        fills = ["".join(self.alphabet.symbols[int(t)] for t in toks).translate(table)
+                 for toks in gap_tokens]
         return render_chars(encoding.segments, fills, cased=True)
 
     def token_to_id(self, token: str) -> int:

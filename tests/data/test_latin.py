@@ -10,7 +10,7 @@ import torch
 
 from infill.data.epidoc import read_edition
 from infill.data.epidoc_corpus import supplement_tasks
-from infill.data.greek import GREEK, Alphabet, normalize
+from infill.data.greek import GREEK, Alphabet, divider_of, normalize
 from infill.data.inscriptions import inscription_text
 from infill.data.latin import LATIN, alphabet_for, fold_uv, script_of, stone_text
 from infill.data.leiden import convert
@@ -26,10 +26,32 @@ def test_latin_alphabet_is_aeneas_letters_with_j_read_as_i():
     assert LATIN.letters == "abcdefghiklmnopqrstuvxyz"
     assert normalize("Iulius Jānuarius, VIXIT", alphabet=LATIN) == "iulius ianuarius, vixit"
     assert normalize("Wx 12", alphabet=LATIN, unknown=True) == "^x 00"   # w is no Latin letter
+    assert normalize("CÆSARI Œ", alphabet=LATIN, unknown=True) == "caesari oe"   # ligatures
     # Greek is untouched by the Latin variants: j and Latin letters stay unknown there
     assert normalize("jα", unknown=True) == "^α"
     assert Alphabet.from_dict(LATIN.to_dict()).to_dict() == LATIN.to_dict()
     assert "variants" not in GREEK.to_dict() and "name" not in GREEK.to_dict()
+
+
+def test_an_interpunct_is_the_word_space():
+    """EDH divides words with spaces; a transcription's interpuncts are read so."""
+    assert normalize("D·M·S Iulia•Felix ⸱ xxv", alphabet=LATIN) == "d m s iulia felix xxv"
+    assert normalize("ἔδοξε· τῶι", unknown=True) == "εδοξε· τωι"      # Greek keeps its colon
+    assert divider_of("D·M·S·?????", LATIN) == "·" and divider_of("D · M", LATIN) is None
+    assert divider_of("D M S", LATIN) is None
+    assert normalize("ΕΔΟΞΕ:ΤΕΙ⁝ΒΟΛΕΙ") == "εδοξε τει βολει"          # an archaic divider
+    assert divider_of("ΕΔΟΞΕ:ΤΕΙ") == ":" and divider_of("D:M", LATIN) == ":"
+
+
+def test_restored_spaces_are_written_as_the_texts_interpunct(latin_char_dir):
+    import infill
+
+    model = infill.load_model(latin_char_dir, device="cpu")
+    assert model.alphabet.decode(model.encode("D·M·???·FELICI").input_ids) == "d m ??? felici"
+    comps = infill.fill(model, "D·M·???·FELICI", letters=[[None, [" "], None]], top_k=3)[0]
+    assert comps and all(c.text.startswith("D·M·") and c.fills[0][1] == "·" for c in comps)
+    spaced = infill.fill(model, "D · M ??? FELICI", letters=[[None, [" "], None]], top_k=1)[0]
+    assert spaced[0].fills[0][1] == " "
 
 
 def test_u_and_v_are_one_letter_when_compared():
@@ -302,3 +324,21 @@ def test_infill_train_latin_writes_bounded_memories_that_load(tmp_path):
     assert float(lexicon["levis"]) == 40 and "unicum" not in lexicon
     fill = infill.fill(model, "d m ????? vixit", marker="?", top_k=1)[0][0]
     assert len("".join(fill.fills)) == 5
+
+
+def test_an_unclear_latin_letter_is_restored_among_latin_lookalikes(latin_char_dir, tmp_path):
+    import infill
+    from infill.data.letters import lookalikes
+    from infill.epigraphy import restore_files
+
+    path = tmp_path / "unclear.xml"
+    path.write_text('<TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><div type="edition" '
+                    'xml:lang="la"><ab>d m f<unclear>e</unclear>lix vixit</ab></div></body>'
+                    '</text></TEI>', encoding="utf-8")
+    model = infill.load_model(latin_char_dir, device="cpu")
+    [r] = restore_files(model, [str(path)], top_k=3, unclear="restore")
+    assert r.error is None, r.error
+    [lac] = [lac for lac in r.edition.lacunae if lac.kind == "unclear"]
+    assert lac.editor == "e" and r.readings[lac.index]
+    assert {x.text for x in r.readings[lac.index]} <= set(lookalikes("e"))
+

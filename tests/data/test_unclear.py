@@ -45,7 +45,7 @@ def test_underdots_kept_or_restored_among_lookalikes():
     assert letters == [[lookalikes("ε")], ["χκ"], None]          # sets in text order
     assert read_sets(f"α{DOT}β{DOT}?", "restore")[1] == [[lookalikes("α"), lookalikes("β"), None]]
     with pytest.raises(InputError, match="no look-alikes known"):
-        read_sets(f"e{DOT}?", "restore")                          # a Latin letter
+        read_sets(f"ж{DOT}?", "restore")                          # neither Greek nor Latin
     with pytest.raises(InputError, match="unknown unclear"):
         mark_sets("α", "maybe")
 
@@ -63,6 +63,30 @@ def test_lookalike_table_is_compiled_as_the_model_reads_letters():
     assert lookalikes("Ἠ") == groups["η"] and lookalikes("ς") == groups["σ"]
     assert {"ι", "η", "ν"} <= set(lookalikes("ι"))
     assert all(set(v) <= set(LETTERS) for v in table["traces"].values())
+
+
+def test_latin_lookalike_table_is_compiled_as_builtin_latin_reads_letters():
+    from infill.data.latin import LATIN
+    table = lookalike_table("latin")
+    assert "shapes of the Latin epigraphic capitals" in table["source"]
+    groups = table["letters"]
+    assert sorted(groups) == sorted(LATIN.letters)
+    for letter, near in groups.items():
+        assert letter in near and normalize(near, symbols=False, alphabet=LATIN) == near
+        assert len(set(near)) == len(near) and set(near) <= set(LATIN.letters)
+        for other in near:                                     # a look-alike both ways
+            assert letter in groups[other]
+    assert groups["u"] == groups["v"]                          # one letter on the stone
+    assert lookalikes("E") == lookalikes("e") == groups["e"] and lookalikes("J") == groups["i"]
+    assert {"e", "f", "l", "i"} <= set(lookalikes("E")) and "o" not in lookalikes("E")
+    assert lookalikes("ε") == lookalike_table()["letters"]["ε"]      # Greek keeps its own
+    assert all(set(v) <= set(LATIN.letters) for v in table["traces"].values())
+
+
+@pytest.mark.parametrize("dotted", ["FẸLIX", f"FE{DOT}LIX"])         # composed, or not
+def test_a_latin_underdot_is_restored_among_its_lookalikes(dotted):
+    assert read_sets(f"{dotted} ?", "restore") == ("F?LIX ?", [[lookalikes("e")], None])
+    assert read_sets(f"{dotted} ?", "keep")[0] == f"{dotted} ?"
 
 
 def test_sets_read_before_leiden_sigla():
