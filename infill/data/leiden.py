@@ -26,6 +26,8 @@ Leiden                      meaning                                     becomes
                                                                         ``(ab)`` (Latin
                                                                         reads the stone)
 ``⟨αβ⟩``, ``<αβ>``          letters the engraver omitted                ``αβ``
+``<αβ=ΓΔ>``                 the editor's letters for the stone's ``ΓΔ``  ``αβ``
+                            (``<i=E>``, as EDH writes a correction)
 ``{αβ}``                    superfluous letters (engraver's error)      dropped
 ``⸢αβ⸣``                    partly preserved letters                    ``αβ``
 ``(?)``                     the editor's doubt                          dropped (and a note)
@@ -252,6 +254,8 @@ class _Scanner:
             raise self.fail(f"empty {opener}{closer}", col)
         if kind == "deletion" and col + 1 == i:
             raise self.fail(f"empty {opener}{closer}", col)
+        if kind == "addition" and start is not None:
+            self.out[start + 1:] = self.corrected(self.out[start + 1:], col)
         self.stack.pop()
         self.open_kinds.discard(kind)     # one of a kind at a time: nesting it is refused
         if kind == "expansion" and start is not None and self.latin_expansion(start):
@@ -259,6 +263,19 @@ class _Scanner:
             self.emit("text", ")")
             return
         self.emit_edge(kind, opening=False)
+
+    def corrected(self, items: list, col: int) -> list:
+        """The letters of ``<...>`` as the editor reads them: in ``<i=E>`` (the editor's ``i``
+        for the stone's ``E``) the part before ``=``."""
+        if not all(kind == "text" for kind, _ in items):
+            return items
+        joined = "".join(piece for _, piece in items)
+        if "=" not in joined:
+            return items
+        editor = joined.split("=")[0]
+        if not editor.strip():
+            raise self.fail("no letters before '=' in a correction <...=...>", col)
+        return [("text", editor)]
 
     def latin_expansion(self, start: int) -> bool:
         """Whether the expansion opened at ``self.out[start]`` is in Latin script (kept in
