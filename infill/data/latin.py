@@ -55,10 +55,15 @@ _EXPANSION = re.compile(r"\([^()]*\)")
 
 def stone_text(text: str, alphabet: Alphabet) -> str:
     """``text`` as the stone has it, for an alphabet that drops expansions (Latin): every
-    ``(...)`` removed -- ``co(n)s(ulibus)`` -> ``cos``; unchanged for one that reads them."""
+    ``(...)`` removed -- ``co(n)s(ulibus)`` -> ``cos``, a symbol's ``((centurio))`` whole;
+    unchanged for one that reads them."""
     if alphabet.expansions != "drop" or "(" not in text:
         return text
-    return _EXPANSION.sub("", text)
+    while True:                       # ((centurio)), a symbol resolved: the inner, then the outer
+        out = _EXPANSION.sub("", text)
+        if out == text:
+            return out
+        text = out
 
 
 def fold_uv(text: str) -> str:

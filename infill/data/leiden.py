@@ -21,6 +21,8 @@ Leiden                      meaning                                     becomes
 ``[αβ..]``, ``[αβ.2]``      restored letters and lost ones              ``αβ??``
 ``[[αβ]]``, ``⟦αβ⟧``,       erased in antiquity, still legible          ``αβ``
 ``〚αβ〛``
+``((αβ))``                  a symbol the editor resolves (EDH's         as ``(αβ)``
+                            ``((centurio))``, ``((mulieris))``)
 ``(αβ)``                    expansion of an abbreviation                ``αβ``; in Latin
                                                                         script kept as
                                                                         ``(ab)`` (Latin
@@ -77,6 +79,7 @@ MAX_COUNT = 500
 
 # opening sigla -> (kind, closing siglum); ``[[``/``]]`` are read before ``[``/``]``
 _OPEN = {"[[": ("erasure", "]]"), "⟦": ("erasure", "⟧"), "〚": ("erasure", "〛"),
+         "((": ("symbol", "))"),
          "[": ("lacuna", "]"), "(": ("expansion", ")"), "⟨": ("addition", "⟩"),
          "<": ("addition", ">"), "{": ("deletion", "}"), "⸢": ("partial", "⸣")}
 _CLOSE = {close: opener for opener, (_, close) in _OPEN.items()}
@@ -200,7 +203,7 @@ class _Scanner:
                 self.emit("text", self.marker)
                 i += len(self.marker)
                 continue
-            opener = next((o for o in ("[[",) if t.startswith(o, i)), None) or \
+            opener = next((o for o in ("[[", "((") if t.startswith(o, i)), None) or \
                 (t[i] if t[i] in _OPEN else None)
             if opener == "[[" and self.in_kind("lacuna"):
                 raise self.fail("'[' inside a lacuna", i + 1)
@@ -233,11 +236,12 @@ class _Scanner:
 
     def closer_at(self, i: int) -> str | None:
         t = self.text
-        if t[i] not in _CLOSE and not t.startswith("]]", i):
+        if t[i] not in _CLOSE and not t.startswith(("]]", "))"), i):
             return None
-        # ']]' closes an erasure '[[' unless the innermost bracket is a lacuna '['
-        if t.startswith("]]", i) and self.stack and self.stack[-1][0] == "[[":
-            return "]]"
+        # ']]' closes an erasure '[[' unless the innermost bracket is a lacuna '['; '))' a '(('
+        for double in ("]]", "))"):
+            if t.startswith(double, i) and self.stack and self.stack[-1][0] == _CLOSE[double]:
+                return double
         return t[i]
 
     def close(self, closer: str, i: int) -> None:
@@ -258,9 +262,9 @@ class _Scanner:
             self.out[start + 1:] = self.corrected(self.out[start + 1:], col)
         self.stack.pop()
         self.open_kinds.discard(kind)     # one of a kind at a time: nesting it is refused
-        if kind == "expansion" and start is not None and self.latin_expansion(start):
-            self.out[start] = ("text", "(")   # kept: a Latin model reads the stone's letters
-            self.emit("text", ")")
+        if kind in ("expansion", "symbol") and start is not None and self.latin_expansion(start):
+            self.out[start] = ("text", opener)  # kept: a Latin model reads the stone's letters
+            self.emit("text", closer)
             return
         self.emit_edge(kind, opening=False)
 

@@ -66,6 +66,7 @@ def test_language_then_script_picks_the_alphabet():
 
 def test_stone_text_drops_a_latin_expansion_only():
     assert stone_text("co(n)s(ulibus) d(is) m(anibus)", LATIN) == "cos d m"
+    assert stone_text("Felix ((centurio)) leg", LATIN) == "Felix  leg"     # a symbol, whole
     assert stone_text("(ἔτους) α", GREEK) == "(ἔτους) α"
 
 

@@ -37,6 +37,8 @@ from infill.errors import InputError
     ("ἔδοξεν {ν} τῆι <β>ουλῆι", "ἔδοξεν τῆι βουλῆι"),
     ("⟨β⟩ουλή", "βουλή"),
     ("d m Iul<i=E>ae", "d m Iuliae"),          # the editor's letter for the stone's (EDH)
+    ("δραχμὰς ((δραχμαί)) ἑκατόν", "δραχμὰς δραχμαί ἑκατόν"),    # a symbol resolved
+    ("Felix ((centurio)) leg(ionis)", "Felix ((centurio)) leg(ionis)"),   # Latin: kept, as (..)
     ("<ae=E>dilis ⟨i=E⟩", "aedilis i"),
     ("⸢αβ⸣γ", "αβγ"),
     # line dividers dropped (a word may run on); vacat -> one space
@@ -127,6 +129,7 @@ def test_custom_marker_is_kept():
     ("[]", "column 1: empty []"),
     ("{}", "column 1: empty {}"),
     ("d <=E>ae", "column 3: no letters before '=' in a correction"),
+    ("a((b)", "column 5: ')' closes '((' opened at column 2"),
     ("[3]", "column 2: digits in a lacuna must be a count, as in [.3] or [c.3]"),
     ("[.?]", "column 2: a lacuna of unknown length ('.?') cannot be restored"),
     ("[.0]", "column 2: a lacuna count must be between 1 and 500, got 0"),
