@@ -23,8 +23,9 @@ class Encoding:
     the k-th gap (in order); ``segments`` are the user's text pieces around the gaps
     (``len(segments) == len(gaps) + 1``), used to render the filled text verbatim; ``notes``
     say what the adapter changed in reading the text (e.g. characters it cannot represent);
-    ``written`` maps a restored letter to the one the text writes for it (a Latin text that
-    writes V for u and v: ``{"u": "v"}``, :mod:`infill.models.uv`).
+    ``written`` maps a restored character, in its case, to the one the text writes for it (a
+    Latin text that writes V for u and v: ``{"u": "v", "U": "V"}``, :mod:`infill.models.uv`; a
+    text whose words an interpunct divides: ``{" ": "·"}``).
     """
 
     input_ids: list[int]

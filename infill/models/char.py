@@ -32,8 +32,8 @@ from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
 from infill.data.greek import GREEK, Alphabet, divider_of, normalize, unknown_characters
 from infill.data.latin import letters_by_script, stone_text
-from infill.models.base import (Encoding, MaskedLM, Rendered, in_capitals, render_chars,
-                                 row_chunked)
+from infill.models.base import (Encoding, MaskedLM, Rendered, follow_case, in_capitals,
+                                 render_chars, row_chunked)
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
@@ -489,10 +489,10 @@ class CharMaskedLM(MaskedLM):
         return self._uv.respell(ids, written, capitals)
 
     def render(self, encoding: Encoding, gap_tokens) -> Rendered:
-        table = str.maketrans(encoding.written)
-        fills = ["".join(self.alphabet.symbols[int(t)] for t in toks).translate(table)
-                 for toks in gap_tokens]
-        return render_chars(encoding.segments, fills, cased=True)
+        fills = ["".join(self.alphabet.symbols[int(t)] for t in toks) for toks in gap_tokens]
+        table = str.maketrans(encoding.written)       # after the case: V is a capital's letter
+        fills = [f.translate(table) for f in follow_case(encoding.segments, fills)]
+        return render_chars(encoding.segments, fills)
 
     def token_to_id(self, token: str) -> int:
         if token not in self.alphabet.index:

@@ -157,8 +157,11 @@ def one_letter(text: str) -> str | None:
 
 
 def written_as(written: str | None) -> dict[str, str]:
-    """The restored letter -> the letter the text writes for it (``"v"``: ``{"u": "v"}``)."""
-    return {} if written is None else {"uv".replace(written, ""): written}
+    """A restored letter, in its case -> the letter the text writes for it: ``"v"`` (V for
+    both) ``{"u": "v", "U": "V"}``; ``"u"`` (u for both, V a capital's) ``{"v": "u", "U": "V"}``."""
+    if written is None:
+        return {}
+    return {"u": "v", "U": "V"} if written == "v" else {"v": "u", "U": "V"}
 
 
 def uv_note(written: str | None) -> list[str]:
@@ -166,6 +169,7 @@ def uv_note(written: str | None) -> list[str]:
     if written is None:
         return []
     shown, example = ("V", "IVLIVS as Iulius") if written == "v" else ("u", "uixit as vixit")
+    how = "V" if written == "v" else "u (V in capitals)"
     return [f"u and v written as one letter ({shown}): read as the lexicon spells each word "
-            f"({example}), restored letters written {shown}"]
+            f"({example}), restored letters written {how}"]
 

@@ -116,7 +116,7 @@ def test_a_text_without_evidence_is_read_as_typed(text):
 
 
 def test_the_restored_letters_are_written_as_the_text_writes_them():
-    assert written_as("v") == {"u": "v"} and written_as("u") == {"v": "u"}
+    assert written_as("v") == {"u": "v", "U": "V"} and written_as("u") == {"v": "u", "U": "V"}
     assert written_as(None) == {}
     assert "(V)" in uv_note("v")[0] and "(u)" in uv_note("u")[0] and uv_note(None) == []
 
@@ -147,16 +147,18 @@ def test_a_capitals_text_is_read_respelled_and_restored_in_capitals(latin_with_l
     model = latin_with_lexicon
     enc = model.encode("IVLIVS VIXIT AVG????")
     assert model.alphabet.decode(enc.input_ids) == "iulius vixit aug????"
-    assert enc.written == {"u": "v"} and any("written as one letter (V)" in n for n in enc.notes)
+    assert enc.written == {"u": "v", "U": "V"} and any("one letter (V)" in n for n in enc.notes)
     for comp in infill.fill(model, "IVLIVS VIXIT AVG????", top_k=5, letters=[[None, "u", "u",
                                                                              None]])[0]:
         fill = "".join(comp.fills)
         assert fill[1:3] == "VV" and comp.text.startswith("IVLIVS VIXIT AVG")
     plain = model.encode("iulius vixit aug????")        # the editions' spelling: as typed
     assert plain.written == {} and not any("one letter" in n for n in plain.notes)
-    assert model.encode("D(is) M(anibus) VIXIT ?").written == {"u": "v"}   # the stone's capitals
+    assert model.encode("D(is) M(anibus) VIXIT ?").written["u"] == "v"   # the stone's capitals
     assert model.encode("Vixit ?").written == {}
-    assert model.encode("Valeria uixit annis XXV ?").written == {"v": "u"}   # u, capital V
+    assert model.encode("Valeria uixit annis XXV ?").written["v"] == "u"   # u, capital V
+    for comp in infill.fill(model, "Valeria uixit ann XX? ?", letters=[["v"], ["v"]], top_k=4)[0]:
+        assert comp.fills[0] == "V" and comp.fills[1] in "uv" and comp.fills[1] != "v"
 
 
 def test_builtin_latin_reads_a_text_typed_off_the_stone():
