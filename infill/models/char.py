@@ -444,7 +444,7 @@ class CharMaskedLM(MaskedLM):
         segments = list(raw)
         segments[0], segments[-1] = segments[0].lstrip(), segments[-1].rstrip()
         ids, written = self.respell_text(text, ids)
-        divider = divider_of(stone_text(text, a).strip(), a)
+        divider = divider_of(text.strip(), a)
         return Encoding(ids, gaps, segments, self.input_notes(text) + uv_note(written),
                         {**written_as(written), **({a.space: divider} if divider else {})})
 
@@ -471,7 +471,10 @@ class CharMaskedLM(MaskedLM):
         """``ids`` of ``text`` respelled where it writes one letter for u and v (a Latin text
         typed off the stone): :meth:`respell_uv` with what the typed text shows."""
         stone = stone_text(text, self.alphabet)
-        return self.respell_uv(ids, one_letter(stone), in_capitals(stone))
+        written = one_letter(stone)
+        if written is None:                  # both letters, or neither: nothing to decide
+            return list(ids), None
+        return self.respell_uv(ids, written, in_capitals(stone))
 
     def respell_uv(self, ids: list[int], written: str | None = None, capitals: bool = False,
                    always: bool = False) -> tuple[list[int], str | None]:

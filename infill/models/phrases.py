@@ -40,7 +40,8 @@ their contexts speaks with the logarithmic opinion pool of the two, m_k ∝ m̃_
 and the right context are two witnesses of one letter, not a coarser and a finer context, and
 in the chain the later outvoted the earlier (``iulius fel[??] vixit``: the left context says
 ``felix``, the right one the ``u`` of the commoner ``qui vixit``). The levels are mixed in the
-order they are listed; training writes them shorter total context first, so the longest has the last word:
+order they are listed; training writes them shorter total context first, so the longest has the
+last word:
 :data:`PHRASE_SIDES`, β = :data:`PHRASE_BETA` (chosen on the IOSPE validation split,
 data/README.md). The phrase memory is mixed last, after the lexicon, the word pairs
 (:class:`WordPairs`, below: the words seen beside a lost word's surviving neighbours, in

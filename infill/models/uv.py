@@ -158,7 +158,8 @@ def one_letter(text: str) -> str | None:
 
 def written_as(written: str | None) -> dict[str, str]:
     """A restored letter, in its case -> the letter the text writes for it: ``"v"`` (V for
-    both) ``{"u": "v", "U": "V"}``; ``"u"`` (u for both, V a capital's) ``{"v": "u", "U": "V"}``."""
+    both) ``{"u": "v", "U": "V"}``; ``"u"`` (u for both, V a capital's letter)
+    ``{"v": "u", "U": "V"}``."""
     if written is None:
         return {}
     return {"u": "v", "U": "V"} if written == "v" else {"v": "u", "U": "V"}
