@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,11 +19,28 @@ SPELLINGS = {
     "capitals": lambda text: text.upper().replace("U", "V"),
     "u": lambda text: text.replace("v", "u"),
     "interpuncts": lambda text: text.replace(" ", "\u00b7"),
+    "continua": lambda text: re.sub(r"\s+", "", text),
+    "majuscule": lambda text: re.sub(r"\s+", "", unicodedata.normalize(
+        "NFC", re.sub(r"[\u0300-\u036f]", "", unicodedata.normalize("NFD", text))).upper()
+        .replace("\u03a3", "\u03f9")),
 }
 """How a Latin text is typed: as its edition writes it, in capitals with V for u and v (read off
 the stone), with u for both in lowercase and V for both as a capital (as many editions of
 literature write it: ``Valeria uixit annis XXV``), or with its words divided by interpuncts
-(``D·M·Iulia·Felix``)."""
+(``D·M·Iulia·Felix``). A Greek text as a diplomatic transcript gives the stone: with no word
+division (``continua``), and in capitals without accents or breathings, with the lunate sigma
+Ϲ (``majuscule``: ``ΗΒΟΥΛΗΚΑΙΟΔΗΜΟϹ``). Without word division a hidden supplement's ``?`` are
+its letters alone (:func:`spelled`)."""
+
+
+def spelled(text: str, gold: str, spelling: str) -> str:
+    """``text`` (with one run of ``?`` for ``gold``) typed as ``spelling``; where the spelling
+    drops word spaces, the run loses the ``?`` of the gold's spaces."""
+    out = SPELLINGS[spelling](text)
+    if spelling in ("continua", "majuscule") and " " in gold:
+        i = out.index("?")
+        out = out[:i] + "?" * len(gold.replace(" ", "")) + out[i + len(gold):]
+    return out
 
 
 def infill_bench(args: list[str]) -> dict:

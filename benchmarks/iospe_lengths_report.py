@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from common import SPELLINGS
+from common import SPELLINGS, spelled
 
 import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
@@ -350,6 +350,9 @@ def main() -> None:
     if args.fold_uv:
         from infill.data.latin import fold_uv
         FOLD = fold_uv
+    if args.spelling in ("continua", "majuscule"):     # no word division: letters compared
+        first = FOLD or (lambda x: x)
+        FOLD = lambda x: first(x).replace(" ", "")     # noqa: E731
     if args.top_k == 20:
         MEASURES = ("top1", "top10", "top20", "cer")
     torch.set_num_threads(1)
@@ -357,7 +360,7 @@ def main() -> None:
     tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files)
     if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
         tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
-    tasks = [dataclasses.replace(t, text=SPELLINGS[args.spelling](t.text)) for t in tasks]
+    tasks = [dataclasses.replace(t, text=spelled(t.text, t.gold, args.spelling)) for t in tasks]
     part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
     name = args.name or tag(args.model, args.memory)

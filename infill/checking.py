@@ -33,6 +33,7 @@ from infill.decoding.windows import body_bounds, truncate
 from infill.errors import InputError
 from infill.models.base import MaskedLM, pad_batch
 from infill.models.wordpiece import _space_before
+from infill.models.continua import divided_note
 from infill.models.uv import uv_note
 
 __all__ = ["Reading", "PositionCheck", "TextCheck", "bounded", "read_for_check", "score_rows",
@@ -74,12 +75,14 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
     if not text or not text.strip():
         raise InputError("empty input: nothing to check")
     if any(s in text for s in gap_symbols(model, marker)):
-        enc = model.encode(text, gap, marker)
-        ids, written = list(enc.input_ids), next(iter(enc.written.values()), None)
+        enc = model.encode(text, gap, marker)           # its notes: the model's input notes too
+        ids, notes = list(enc.input_ids), list(enc.notes)
     else:
-        ids, written = list(model.tokenize(text)), None
-        if hasattr(model, "respell_text"):      # a Latin text typed off the stone: IVLIVS
+        ids, notes = list(model.tokenize(text)), list(model.input_notes(text))
+        if hasattr(model, "divide_text"):        # typed off the stone: IVLIVSFELIX, ΗΒΟΥΛΗ
+            ids, _, undivided = model.divide_text(text, ids, [])
             ids, written = model.respell_text(text, ids)
+            notes += divided_note(ids if undivided else None, model.alphabet) + uv_note(written)
     gaps = [t for t, i in enumerate(ids) if i == model.mask_id and not model.mask_in_text]
     checked = [t for t, i in enumerate(ids) if i < model.vocab_size and i not in model.special_ids
                and t not in gaps and not _is_space(model, i)]
@@ -87,7 +90,6 @@ def read_for_check(model: MaskedLM, text: str, marker: str = "___", gap: int = 1
         raise InputError("nothing to check: the text is only gaps, spaces or special tokens"
                          if gaps else "nothing to check: the text has no ordinary token")
     shown, spans = layout(model, ids, gap_shown="?" if model.unit != "tokens" else marker)
-    notes = list(model.input_notes(text)) + uv_note(written)
     return bounded(model, Reading(ids, checked, shown, spans, gaps, notes))
 
 

@@ -44,7 +44,8 @@ from infill.decoding.engine import Hypothesis
 from infill.decoding.fixed import fixed_scores
 from infill.decoding.lengths import Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
-from infill.decoding.letters import apply_edges, apply_letters, reported_edges
+from infill.decoding.letters import (apply_edges, apply_letters, apply_undivided,
+                                     reported_edges)
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.filling import length_ranking, planner, reranking
@@ -412,6 +413,7 @@ def _variants(model, text: str, request) -> dict[tuple[int, ...], Any]:
     else:
         found = length_variants(model, text, lengths, request.marker)
     apply_letters(model, found, getattr(request, "letters", None), request.config.allow_special)
+    apply_undivided(model, found, request.config.allow_special)
     if getattr(request, "lacuna_edges", None) == "letters":
         apply_edges(model, found, request.config.allow_special)
     return {tuple(len(g) for g in v.encoding.gaps): v for v in found}

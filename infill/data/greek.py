@@ -23,7 +23,8 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["Alphabet", "GREEK", "divider_of", "normalize", "unknown_characters", "word_weights"]
+__all__ = ["Alphabet", "GREEK", "divider_of", "lunate_of", "normalize", "unknown_characters",
+           "word_weights"]
 
 LETTERS = "αβγδεζηθικλμνξοπρστυφχψω"
 PUNCTUATION = ".,;·"
@@ -173,6 +174,15 @@ def divider_of(text: str, alphabet: Alphabet = GREEK) -> str | None:
     if any(c.isspace() for c in text):
         return None
     return next((c for c in text if alphabet.variants.get(c, _MAP.get(c)) == " "), None)
+
+
+def lunate_of(text: str) -> dict[str, str]:
+    """How a restored sigma is written in ``text``: as the lunate sigma (``ΑΠΟΛΛΩΝΙΟϹ``), where
+    the text writes its sigmas so and no other (``{"σ": "ϲ", "Σ": "Ϲ"}``); else as it is
+    (``{}``)."""
+    if any(c in "ϲϹ" for c in text) and not any(c in "σςΣ" for c in text):
+        return {"σ": "ϲ", "ς": "ϲ", "Σ": "Ϲ"}
+    return {}
 
 
 def unknown_characters(text: str, alphabet: Alphabet = GREEK) -> list[str]:

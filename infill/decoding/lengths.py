@@ -32,7 +32,7 @@ import itertools
 import re
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from infill.lazy import torch
 
@@ -176,7 +176,8 @@ def shorten(enc, keep: dict[int, int]):
             new_at[p] = len(ids)
             ids.append(t)
     gaps = [[new_at[p] for p in g if p not in drop] for g in enc.gaps]
-    return type(enc)(ids, gaps, list(enc.segments), list(enc.notes))
+    return replace(enc, input_ids=ids, gaps=gaps, segments=list(enc.segments),
+                   notes=list(enc.notes))
 
 
 def variants(model, text: str, lengths, marker: str = "___") -> list[Variant]:

@@ -180,12 +180,25 @@ def apply_edges(model, variants: list, allow_special: bool = False) -> None:
     last position of a lacuna (a space beside a lost word lies outside it, as Leiden brackets
     it), in place; nothing for a model that writes no word space. (A letter set never holds the
     space, so every edge keeps a letter.)"""
+    _no_space(model, variants, lambda enc: edge_positions(enc.gaps), allow_special)
+
+
+def apply_undivided(model, variants: list, allow_special: bool = False) -> None:
+    """A text typed without word division (``encoding.undivided``,
+    :mod:`infill.models.continua`): no length variant places the word space anywhere in a
+    lacuna -- each ``?`` is a letter of the stone -- in place."""
+    _no_space(model, variants, lambda enc: enc.positions if getattr(enc, "undivided", False)
+              else [], allow_special)
+
+
+def _no_space(model, variants: list, where, allow_special: bool) -> None:
+    """The word space taken from the tokens allowed at ``where(encoding)`` of each variant."""
     space = word_space_id(model)
     if space is None:
         return
     base = model.allowed_mask(allow_special)
     for v in variants:
-        for p in edge_positions(v.encoding.gaps):
+        for p in where(v.encoding):
             m = (v.allowed[p] if p in v.allowed else base).clone()
             m[space] = False
             v.allowed[p] = m

@@ -20,7 +20,8 @@ from infill.data.files import check_text
 from infill.decoding.engine import Hypothesis
 from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
-from infill.decoding.letters import apply_edges, apply_letters, reported_edges
+from infill.decoding.letters import (apply_edges, apply_letters, apply_undivided,
+                                     reported_edges)
 from infill.decoding.windows import Window, windows_for
 from infill.errors import WINDOWED, ConfigError, InfillError, InputError, LongInputWarning
 from infill.filling.decoders import DECODERS, run_decoder
@@ -260,6 +261,7 @@ def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,
     else:
         found = length_variants(model, text, lengths, marker)
     apply_letters(model, found, letters, config.allow_special)
+    apply_undivided(model, found, config.allow_special)
     if edges:
         apply_edges(model, found, config.allow_special)
     out = []

@@ -415,9 +415,16 @@ def sample(model: MaskedLM, text, gap: int = 1, marker: str = "___",
 
 
 def _letters_at(model: MaskedLM, enc, letters, allow_special: bool) -> dict | None:
-    """{encoding position: entry} of per-gap ``letters`` (checked against the gaps)."""
-    if letters is None:
+    """{encoding position: entry} of per-gap ``letters`` (checked against the gaps); in a text
+    typed without word division (``enc.undivided``) every other position a letter, as the
+    beam's (:func:`infill.decoding.letters.apply_undivided`)."""
+    if letters is None and not getattr(enc, "undivided", False):
         return None
-    letter_masks(model, letters, enc.gaps, allow_special)        # the checks, one line each
-    return {p: e for g, entry in zip(enc.gaps, letters) if entry is not None
-            for p, e in zip(g, entry) if e is not None}
+    out = {}
+    if letters is not None:
+        letter_masks(model, letters, enc.gaps, allow_special)    # the checks, one line each
+        out = {p: e for g, entry in zip(enc.gaps, letters) if entry is not None
+               for p, e in zip(g, entry) if e is not None}
+    if getattr(enc, "undivided", False):
+        out = {p: out.get(p, model.alphabet.letters) for p in enc.positions}
+    return out

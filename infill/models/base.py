@@ -25,7 +25,9 @@ class Encoding:
     say what the adapter changed in reading the text (e.g. characters it cannot represent);
     ``written`` maps a restored character, in its case, to the one the text writes for it (a
     Latin text that writes V for u and v: ``{"u": "v", "U": "V"}``, :mod:`infill.models.uv`; a
-    text whose words an interpunct divides: ``{" ": "·"}``).
+    text whose words an interpunct divides: ``{" ": "·"}``); ``undivided``: the text divides
+    no words (scriptio continua), the model reads it divided (:mod:`infill.models.continua`),
+    and no word space is restored in its gaps.
     """
 
     input_ids: list[int]
@@ -33,6 +35,7 @@ class Encoding:
     segments: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: dict[str, str] = field(default_factory=dict)
+    undivided: bool = False
 
     @property
     def positions(self) -> list[int]:

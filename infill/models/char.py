@@ -30,10 +30,12 @@ from torch import nn
 
 from infill.data.files import check_memory, read_json
 from infill.errors import ConfigError, InputError, ModelLoadError
-from infill.data.greek import GREEK, Alphabet, divider_of, normalize, unknown_characters
+from infill.data.greek import (GREEK, Alphabet, divider_of, lunate_of, normalize,
+                               unknown_characters)
 from infill.data.latin import letters_by_script, stone_text
 from infill.models.base import (Encoding, MaskedLM, Rendered, follow_case, in_capitals,
                                  render_chars, row_chunked)
+from infill.models.continua import Divider, divided_note, undivided
 from infill.models.device import resolve_device, resolve_dtype
 from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
@@ -340,6 +342,7 @@ class CharMaskedLM(MaskedLM):
     gate = None
     own_text = None
     _uv = None                                                          # its u/v reading, once
+    _divider = None                                                     # its word division, once
     mixed = MIXTURES                                                    # their order into q
 
     def __init__(self, model: CharTransformer, alphabet: Alphabet = GREEK, name: str = "char",
@@ -443,10 +446,14 @@ class CharMaskedLM(MaskedLM):
                 ids += [a.mask_id] * n
         segments = list(raw)
         segments[0], segments[-1] = segments[0].lstrip(), segments[-1].rstrip()
+        ids, gaps, undivided = self.divide_text(text, ids, gaps)
         ids, written = self.respell_text(text, ids)
         divider = divider_of(text.strip(), a)
-        return Encoding(ids, gaps, segments, self.input_notes(text) + uv_note(written),
-                        {**written_as(written), **({a.space: divider} if divider else {})})
+        return Encoding(ids, gaps, segments, self.input_notes(text) +
+                        divided_note(ids if undivided else None, a) + uv_note(written),
+                        {**written_as(written), **lunate_of(text),
+                         **({a.space: divider} if divider else {})},
+                        undivided=undivided)
 
     def check_script(self, text: str) -> None:
         """A Greek model given a text in Latin script (or the reverse) says so instead of
@@ -466,6 +473,38 @@ class CharMaskedLM(MaskedLM):
         shown = "".join(c if c.isprintable() else f"U+{ord(c):04X} " for c in unknown)
         return [f"characters outside the {self.alphabet.name} alphabet read as unknown ({self.alphabet.unk}): "
                 f"{shown.strip()[:40]}"] if unknown else []
+
+    def divide_text(self, text: str, ids: list[int], gaps: list[list[int]]
+                    ) -> tuple[list[int], list[list[int]], bool]:
+        """A text typed without word division read with its words divided by the lexicon
+        (:mod:`infill.models.continua`): (ids, gaps moved with them, True); the same ids, gaps
+        and False where the text divides its words or the model has no lexicon."""
+        a = self.alphabet
+        read = normalize(stone_text(text, a), symbols=True, alphabet=a, unknown=True)
+        seen = undivided(read, a)
+        if self.lexicon is None or seen is False:
+            return list(ids), gaps, False
+        if self._divider is None:
+            self._divider = Divider(self.lexicon, a)
+        space = a.char_to_id(a.space)
+        kept = [p for p, t in enumerate(ids) if t != space]         # line breaks say nothing
+        at = {p: k for k, p in enumerate(kept)}
+        flat = [ids[p] for p in kept]
+        lost = {at[p] for g in gaps for p in g}
+        missing = {k for k, t in enumerate(flat) if t == a.missing_id}
+        meet = {k for k in range(1, len(flat))                       # lost text meets a lacuna
+                if (k - 1 in missing and k in lost) or (k - 1 in lost and k in missing)}
+        cuts = set(self._divider.spaces(flat, closed={k for k in lost if k - 1 in lost},
+                                        forced=meet))
+        if seen is None and not self._divider.splits(flat, cuts):      # one word, as typed
+            return list(ids), gaps, False
+        out, new_at = [], {}
+        for k, t in enumerate(flat):
+            if k in cuts:
+                out.append(space)
+            new_at[k] = len(out)
+            out.append(t)
+        return out, [[new_at[at[p]] for p in g] for g in gaps], True
 
     def respell_text(self, text: str, ids: list[int]) -> tuple[list[int], str | None]:
         """``ids`` of ``text`` respelled where it writes one letter for u and v (a Latin text

@@ -238,3 +238,22 @@ def test_a_check_reads_the_text_as_a_fill_does(latin_with_lexicon):
         assert any("one letter (V)" in n for n in read.notes)
     plain = read_for_check(model, "Iulius vixit")
     assert not any("one letter" in n for n in plain.notes)
+    dotted = read_for_check(model, "iulius·vixit·?", marker="?")    # a divider, not a u/v
+    assert dotted.notes == model.encode("iulius·vixit·?", 1, "?").notes
+    assert not any("one letter" in n for n in dotted.notes)
+
+
+def test_a_length_variant_writes_as_the_text_does(latin_with_lexicon):
+    """Each length of an unknown-length gap keeps what the text writes (it gave ``E QUI`` and
+    ``POSUIT`` in a V-text, ``H S E`` in a text divided by interpuncts)."""
+    from infill.decoding.lengths import gap_lengths, variants
+
+    model = latin_with_lexicon
+    for text, written in (("IVLIVS VIXIT AVG___", {"u": "v", "U": "V"}),
+                          ("IVLIVS·VIXIT·___", {"u": "v", "U": "V", " ": "·"})):
+        found = variants(model, text, gap_lengths(model, "2-4"))
+        assert [len(v.encoding.gaps[0]) for v in found] == [2, 3, 4]
+        assert all(v.encoding.written == written for v in found)
+    comps = infill.fill(model, "IVLIVS·VIXIT·___", gap="2-4", top_k=30, beam_size=30)[0]
+    assert len(comps) == 30 and not any(c in f for comp in comps for f in comp.fills
+                                        for c in " Uu")
