@@ -267,7 +267,13 @@ def _plan_input(model: MaskedLM, text: str, lengths, marker: str, window: bool,
     out = []
     for var in found:
         enc = var.encoding
-        plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
+        try:
+            plan, lo, hi = windows_for(model, enc.input_ids, enc.gaps, window)
+        except InputError as e:
+            if not getattr(enc, "undivided", False):
+                raise
+            raise InputError(f"{e.message()} (counted as the model reads it, with the word spaces "
+                             "of its division)", field=e.field) from None
         _check_decodable(model, enc, config)
         out.append((var, plan, lo, hi))
     return out

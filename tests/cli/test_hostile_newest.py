@@ -144,9 +144,15 @@ def test_errors_name_the_builtin_not_its_folder(runner):
 
 def test_the_length_refused_is_the_length_the_docs_give(runner):
     r = runner.invoke(main, ["run", "--model", "builtin:greek", "--no-window",
-                             "α" * 520 + "[..]"])
+                             "αααα " * 104 + "[..]"])
     one_error(r, "input is 522 characters long with its gaps, more than the model's maximum "
                  "length 511 characters")
+    # a text without word division is counted as read: its division's word spaces too
+    r = runner.invoke(main, ["run", "--model", "builtin:greek", "--no-window",
+                             "α" * 500 + "[..]"])
+    line = one_error(r, "more than the model's maximum length 511 characters",
+                     "(counted as the model reads it, with the word spaces of its division)")
+    assert int(line.split("input is ")[1].split()[0]) > 502
 
 
 # ---- letter sets in check; approximate lacunae that are not ------------------------------------
