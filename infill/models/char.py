@@ -480,8 +480,7 @@ class CharMaskedLM(MaskedLM):
         (:mod:`infill.models.continua`): (ids, gaps moved with them, True); the same ids, gaps
         and False where the text divides its words or the model has no lexicon."""
         a = self.alphabet
-        read = normalize(stone_text(text, a), symbols=True, alphabet=a, unknown=True)
-        seen = undivided(read, a)
+        seen = undivided(a.decode(t for t in ids if t != a.start_id), a)   # as the model reads it
         if self.lexicon is None or seen is False:
             return list(ids), gaps, False
         if self._divider is None:

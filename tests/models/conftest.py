@@ -30,6 +30,63 @@ def tiny_char():
     return make
 
 
+@pytest.fixture(scope="session")
+def char_with_lexicon(tmp_path_factory):
+    """``char_with_lexicon(alphabet, words, seed, max_length)``: the folder (str) of a tiny random
+    character model of ``alphabet`` saved through the real writer, with ``words`` (word ->
+    weight) as its ``lexicon.tsv``."""
+    import torch
+
+    from infill.models.char import CharConfig, CharTransformer, save_char
+
+    def make(alphabet, words: dict, seed: int, max_length: int) -> str:
+        torch.manual_seed(seed)
+        config = CharConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_length=max_length,
+                            n_inputs=len(alphabet), n_outputs=alphabet.n_outputs,
+                            pad_id=alphabet.pad_id)
+        path = save_char(CharTransformer(config, None, alphabet).eval(),
+                         tmp_path_factory.mktemp("lexicon") / "m", alphabet, dtype=torch.float32)
+        rows = "".join(f"{w}\t{n}\n" for w, n in words.items())
+        (path / "lexicon.tsv").write_text(
+            f'#infill-lexicon {{"beta": 1.0, "letters": "{alphabet.letters}"}}\n{rows}')
+        return str(path)
+    return make
+
+
+@pytest.fixture(scope="session")
+def front_ends_agree():
+    """``front_ends_agree(path, text, note)``: the top 3 completions of ``text`` by the model
+    at ``path`` through the Python API, ``infill run --json`` and ``POST /api/fill`` are the
+    same, each with the API's note holding ``note``; returns the API's completions."""
+    def check(path: str, text: str, note: str) -> list:
+        import infill
+        from click.testing import CliRunner
+
+        from infill_cli.main import main
+        [api] = infill.fill_each(infill.load_model(path, device="cpu"), [text], top_k=3)
+        said = next(n for n in api.notes if note in n)
+        r = CliRunner().invoke(main, ["run", "--model", path, "--json", "-k", "3", text])
+        assert r.exit_code == 0, r.output
+        line = json.loads(r.stdout)
+        assert [c["text"] for c in line["completions"]] == [c.text for c in api.completions]
+        assert said in line["notes"]
+        pytest.importorskip("fastapi")
+        from fastapi.testclient import TestClient
+
+        from infill.serve.app import create_app
+        from infill.serve.catalog import ModelCatalog
+        app = create_app(ModelCatalog(extra=(path,), device="cpu"), default_model=path)
+        with TestClient(app, raise_server_exceptions=False,
+                        base_url="http://127.0.0.1:8000") as c:
+            got = c.post("/api/fill", json={"text": text, "top_k": 3})
+            assert got.status_code == 200, got.text
+            assert [x["text"] for x in got.json()["completions"]] == \
+                [x.text for x in api.completions]
+            assert said in got.json()["notes"]
+        return api.completions
+    return check
+
+
 @pytest.fixture(scope="module")
 def recommending(tmp_path_factory):
     """``recommending(name, defaults)``: a copy of builtin ``name``'s folder whose

@@ -8,7 +8,6 @@ import math
 import random
 
 import pytest
-import torch
 
 import infill
 from infill.data.greek import GREEK
@@ -108,19 +107,9 @@ def test_a_short_text_of_one_stretch_is_divided_where_its_division_splits_words(
 
 
 @pytest.fixture(scope="module")
-def greek_lexicon_dir(tmp_path_factory) -> str:
+def greek_lexicon_dir(char_with_lexicon) -> str:
     """A tiny random Greek character model with the WORDS lexicon beside it."""
-    from infill.models.char import CharConfig, CharTransformer, save_char
-
-    torch.manual_seed(5)
-    config = CharConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_length=64,
-                        n_inputs=len(GREEK), n_outputs=GREEK.n_outputs, pad_id=GREEK.pad_id)
-    path = save_char(CharTransformer(config, None, GREEK).eval(),
-                     tmp_path_factory.mktemp("greek-continua") / "m", GREEK, dtype=torch.float32)
-    rows = "".join(f"{w}\t{n}\n" for w, n in WORDS.items())
-    (path / "lexicon.tsv").write_text(
-        f'#infill-lexicon {{"beta": 1.0, "letters": "{GREEK.letters}"}}\n{rows}')
-    return str(path)
+    return char_with_lexicon(GREEK, WORDS, seed=5, max_length=64)
 
 
 @pytest.fixture(scope="module")
@@ -202,36 +191,12 @@ def test_builtin_latin_restores_a_text_without_interpuncts():
     assert first.text == "DMCIVLIVSFELIXVIXITANNISXX"
 
 
-def test_the_same_division_through_api_cli_and_http(greek_with_lexicon, greek_lexicon_dir):
+def test_the_same_division_through_api_cli_and_http(greek_lexicon_dir, front_ends_agree):
     """One behaviour per entry point: the completions and the note agree."""
-    import json
-
-    from click.testing import CliRunner
-
-    from infill_cli.main import main
     text = "ΗΒΟΥΛΗΚΑΙΟΔΗΜ??ΕΤΙΜΗϹΕΝ"
-    [api] = infill.fill_each(greek_with_lexicon, [text], top_k=3)
-    note = next(n for n in api.notes if "divides no words" in n)
-    assert len(api.completions) == 3 and all(len(c.text) == len(text) and " " not in c.text
-                                              for c in api.completions)
-    path = greek_lexicon_dir
-    r = CliRunner().invoke(main, ["run", "--model", path, "--json", "-k", "3", text])
-    assert r.exit_code == 0, r.output
-    line = json.loads(r.stdout)
-    assert [c["text"] for c in line["completions"]] == [c.text for c in api.completions]
-    assert note in line["notes"]
-    pytest.importorskip("fastapi")
-    from fastapi.testclient import TestClient
-
-    from infill.serve.app import create_app
-    from infill.serve.catalog import ModelCatalog
-    app = create_app(ModelCatalog(extra=(path,), device="cpu"), default_model=path)
-    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8000") as c:
-        got = c.post("/api/fill", json={"text": text, "top_k": 3})
-        assert got.status_code == 200, got.text
-        assert [x["text"] for x in got.json()["completions"]] == [x.text for x in api.completions]
-        assert note in got.json()["notes"]
-
+    comps = front_ends_agree(greek_lexicon_dir, text, "divides no words")
+    assert len(comps) == 3 and all(len(c.text) == len(text) and " " not in c.text
+                                   for c in comps)
 
 
 def test_a_sampler_restores_letters_in_an_undivided_text(greek_with_lexicon):

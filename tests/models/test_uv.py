@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-import torch
 
 import infill
 from infill.data.greek import normalize
@@ -122,19 +121,9 @@ def test_the_restored_letters_are_written_as_the_text_writes_them():
 
 
 @pytest.fixture(scope="module")
-def latin_uv_dir(tmp_path_factory) -> str:
+def latin_uv_dir(char_with_lexicon) -> str:
     """A tiny random Latin character model with the WORDS lexicon beside it."""
-    from infill.models.char import CharConfig, CharTransformer, save_char
-
-    torch.manual_seed(3)
-    config = CharConfig(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_length=48,
-                        n_inputs=len(LATIN), n_outputs=LATIN.n_outputs, pad_id=LATIN.pad_id)
-    path = save_char(CharTransformer(config, None, LATIN).eval(),
-                     tmp_path_factory.mktemp("latin-uv") / "m", LATIN, dtype=torch.float32)
-    rows = "".join(f"{w}\t{n}\n" for w, n in WORDS.items())
-    (path / "lexicon.tsv").write_text(
-        f'#infill-lexicon {{"beta": 1.0, "letters": "{LATIN.letters}"}}\n{rows}')
-    return str(path)
+    return char_with_lexicon(LATIN, WORDS, seed=3, max_length=48)
 
 
 @pytest.fixture(scope="module")
@@ -195,36 +184,12 @@ def test_a_latin_letter_set_holding_u_or_v_holds_both(latin_with_lexicon):
     assert {c.fills[0] for c in comps} <= {"U", "V"} and len(comps) == 6
 
 
-def test_the_same_reading_through_api_cli_and_http(latin_with_lexicon, latin_uv_dir):
+def test_the_same_reading_through_api_cli_and_http(latin_uv_dir, front_ends_agree):
     """One behaviour per entry point: the completions and the note agree."""
-    import json
-
-    from click.testing import CliRunner
-
-    from infill_cli.main import main
     text = "IVLIVS VIXIT AVG??"
-    [api] = infill.fill_each(latin_with_lexicon, [text], top_k=3)
-    note = next(n for n in api.notes if "one letter (V)" in n)
-    assert api.completions and all(c.text.startswith("IVLIVS VIXIT AVG") and "U" not in c.text
-                                   for c in api.completions)
-    path = latin_uv_dir
-    r = CliRunner().invoke(main, ["run", "--model", path, "--json", "-k", "3", text])
-    assert r.exit_code == 0, r.output
-    line = json.loads(r.stdout)
-    assert [c["text"] for c in line["completions"]] == [c.text for c in api.completions]
-    assert note in line["notes"]
-    pytest.importorskip("fastapi")
-    from fastapi.testclient import TestClient
-
-    from infill.serve.app import create_app
-    from infill.serve.catalog import ModelCatalog
-    app = create_app(ModelCatalog(extra=(path,), device="cpu"), default_model=path)
-    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8000") as c:
-        got = c.post("/api/fill", json={"text": text, "top_k": 3})
-        assert got.status_code == 200, got.text
-        assert [x["text"] for x in got.json()["completions"]] == [x.text for x in api.completions]
-        assert note in got.json()["notes"]
-
+    comps = front_ends_agree(latin_uv_dir, text, "one letter (V)")
+    assert comps and all(c.text.startswith("IVLIVS VIXIT AVG") and "U" not in c.text
+                         for c in comps)
 
 
 def test_a_check_reads_the_text_as_a_fill_does(latin_with_lexicon):
