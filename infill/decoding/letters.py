@@ -27,7 +27,7 @@ from infill.data.letters import check_letters, entry_tokens
 from infill.errors import InputError
 
 __all__ = ["apply_edges", "apply_letters", "check_letters", "edge_positions", "entry_ids",
-           "letter_masks", "position_masks", "reported_edges", "word_space_id"]
+           "letter_masks", "position_masks", "reported_edges", "undivided_mask", "word_space_id"]
 
 
 def _token_id(model, token, where: str) -> int:
@@ -189,6 +189,18 @@ def apply_undivided(model, variants: list, allow_special: bool = False) -> None:
     lacuna -- each ``?`` is a letter of the stone -- in place."""
     _no_space(model, variants, lambda enc: enc.positions if getattr(enc, "undivided", False)
               else [], allow_special)
+
+
+def undivided_mask(model, encoding, allow_special: bool = False) -> torch.Tensor | None:
+    """The tokens any gap position of ``encoding`` may take where its text is typed without
+    word division (every token but the word space: :func:`apply_undivided`'s rule for one
+    encoding, as the pairwise joints read it), else None (no restriction)."""
+    space = word_space_id(model)
+    if space is None or not getattr(encoding, "undivided", False):
+        return None
+    m = model.allowed_mask(allow_special).clone()
+    m[space] = False
+    return m
 
 
 def _no_space(model, variants: list, where, allow_special: bool) -> None:

@@ -138,6 +138,15 @@ class FillResult:
 
 
 
+def written(model: MaskedLM, r) -> tuple[str, list[str], list[bool]]:
+    """A rendered fill ``r`` as the user reads it: (text, fills, accented) -- a character
+    model's restored letters in the user's script (accents of known words, final sigma), every
+    other model's as rendered."""
+    if getattr(model, "alphabet", None) is None:
+        return r.text, list(r.fills), []
+    return in_users_script(r.text, r.spans)
+
+
 def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
     """A :class:`Completion` (rendered text, spans, per-position confidence) from a hypothesis."""
     per_gap = enc.split(hyp.tokens)
@@ -152,9 +161,7 @@ def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
                                       token=model.id_to_token(t),
                                       token_id=int(t), logq=lq, prob=math.exp(lq),
                                       step=int(hyp.steps[i]) if hyp.steps else -1))
-    text, fills, accented = r.text, list(r.fills), []
-    if getattr(model, "alphabet", None) is not None:      # Greek characters: the user's script
-        text, fills, accented = in_users_script(r.text, r.spans)
+    text, fills, accented = written(model, r)
     return Completion(text=text, fills=tuple(fills), tokens=tuple(hyp.tokens), score=hyp.score,
                       positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans),
                       accented=tuple(accented))

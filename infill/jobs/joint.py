@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 corpora = LazyModule("infill.data.corpora")
 constructions = LazyModule("infill.joint.constructions")
 tables = LazyModule("infill.joint.tables")
+letters = LazyModule("infill.decoding.letters")
+results = LazyModule("infill.filling.results")
 metrics = LazyModule("infill.joint.metrics")
 
 __all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_corpus",
@@ -128,8 +130,10 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
                          f"'{request.marker} {request.marker}'), this input has "
                          f"{len(enc.positions)}")
     a, b = enc.positions
+    allowed = letters.undivided_mask(model, enc, request.allow_special)
     t = tables.pair_tables(model, enc.input_ids, a, b, joint_size=request.joint_size,
-                           allow_special=request.allow_special, window=request.window)
+                           allow_special=request.allow_special, window=request.window,
+                           restrict=None if allowed is None else allowed.expand(2, -1))
     windows = [] if t.window is None else \
         [{"start": t.window[0], "end": t.window[1], "gaps": list(range(len(enc.gaps)))}]
     joints, info = constructions.build_joints(t, iterations=request.ag_iterations)
@@ -141,8 +145,8 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
         rows = []
         for rank, (lp, idx) in enumerate(zip(best.values.tolist(), best.indices.tolist()), 1):
             wa, wb = int(t.cand_a[idx // nb]), int(t.cand_b[idx % nb])
-            r = model.render(enc, enc.split([wa, wb]))
-            rows.append({"rank": rank, "text": r.text, "fills": list(r.fills),
+            filled, fills, _ = results.written(model, model.render(enc, enc.split([wa, wb])))
+            rows.append({"rank": rank, "text": filled, "fills": fills,
                          "tokens": [wa, wb],
                          "token_strings": [model.id_to_token(wa), model.id_to_token(wb)],
                          "prob": math.exp(lp), "logp": _finite(lp)})

@@ -207,11 +207,13 @@ def _tables(a: int, b: int, ca: torch.Tensor, cb: torch.Tensor, marg: torch.Tens
 def pair_tables(model: MaskedLM, input_ids: list[int] | torch.Tensor, a: int, b: int,
                 joint_size: int = 50, gold: tuple[int, int] | None = None,
                 allow_special: bool = False, batch_size: int = 128,
-                logits: bool | None = None, window: bool = True) -> PairTables:
+                logits: bool | None = None, window: bool = True,
+                restrict: torch.Tensor | None = None) -> PairTables:
     """Unary-conditional tables for positions a, b of one input (the tokens at a and b are
     ignored: the marginals mask both, each conditional masks one and fills the other with a
     candidate). See :class:`PairTables` and :func:`pair_tables_batch` (``window``: read an
-    input longer than the model's maximum length in a context window, else refuse it)."""
+    input longer than the model's maximum length in a context window, else refuse it;
+    ``restrict``: None or the [2, V] mask of the tokens a and b may take)."""
     ids = input_ids.tolist() if isinstance(input_ids, torch.Tensor) else list(input_ids)
     return pair_tables_batch(model, [(ids, a, b)], joint_size, None if gold is None else [gold],
-                             allow_special, batch_size, logits, window)[0]
+                             allow_special, batch_size, logits, window, [restrict])[0]
