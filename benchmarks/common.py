@@ -23,13 +23,16 @@ SPELLINGS = {
     "majuscule": lambda text: re.sub(r"\s+", "", unicodedata.normalize(
         "NFC", re.sub(r"[\u0300-\u036f]", "", unicodedata.normalize("NFD", text))).upper()
         .replace("\u03a3", "\u03f9")),
+    "adscript": lambda text: unicodedata.normalize(
+        "NFC", unicodedata.normalize("NFD", text).replace("\u0345", "\u03b9")),
 }
 """How a Latin text is typed: as its edition writes it, in capitals with V for u and v (read off
 the stone), with u for both in lowercase and V for both as a capital (as many editions of
 literature write it: ``Valeria uixit annis XXV``), or with its words divided by interpuncts
 (``D·M·Iulia·Felix``). A Greek text as a diplomatic transcript gives the stone: with no word
 division (``continua``), and in capitals without accents or breathings, with the lunate sigma
-Ϲ (``majuscule``: ``ΗΒΟΥΛΗΚΑΙΟΔΗΜΟϹ``). Without word division a hidden supplement's ``?`` are
+Ϲ (``majuscule``: ``ΗΒΟΥΛΗΚΑΙΟΔΗΜΟϹ``); or with each iota subscript written beside its vowel,
+as the stone writes it (``adscript``: ``τῆι``, not ``τῇ``; the ``?`` unchanged). Without word division a hidden supplement's ``?`` are
 its letters alone (:func:`spelled`)."""
 
 

@@ -11,12 +11,15 @@ end, with and without the rule that a word begins where lost text meets a lacuna
         --corpus iospe --corpus ../shared/data/greek/iaph --texts 150 --grid
     OMP_NUM_THREADS=1 python benchmarks/word_division.py --model builtin:latin \
         --corpus EDH_DIR --files 600 --texts 150 --grid
+    OMP_NUM_THREADS=1 python benchmarks/word_division.py --model builtin:greek \
+        --corpus iospe --corpus ../shared/data/greek/iaph --texts 150 --adscript
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,10 +44,17 @@ def texts_of(corpora: list[str], files: int, n: int) -> list[str]:
     return out
 
 
-def score(model, texts: list[str]) -> tuple[float, float, float]:
-    """Precision, recall and F1 of the division's spaces between two visible letters."""
+def adscript(text: str) -> str:
+    """``text`` with each iota subscript written beside its vowel, as the stone writes it
+    (τῆι, not τῇ)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).replace("\u0345", "ι"))
+
+
+def score(model, texts: list[str], adscripts: bool = True) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the division's spaces between two visible letters
+    (``adscripts``: the division's reading of the iota beside a vowel)."""
     a = model.alphabet
-    divider = continua.Divider(model.lexicon, a)
+    divider = continua.Divider(model.lexicon, a, adscripts)
     space = a.char_to_id(a.space)
     tp = fp = fn = 0
     for text in texts:
@@ -111,12 +121,24 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=0, help="a seeded sample of the files (EDH)")
     ap.add_argument("--texts", type=int, default=150, help="validation texts per corpus")
     ap.add_argument("--grid", action="store_true", help="also the neighbouring constants")
+    ap.add_argument("--adscript", action="store_true",
+                    help="only F1, the texts' iota subscripts written beside the vowel, with and "
+                         "without the division's reading of them")
     args = ap.parse_args()
     if (continua.OOV, continua.RHO) != GRID[0]:
         raise SystemExit("error: GRID's first row is not the module's rule")
     model = infill.load_model(args.model, device="cpu")
     texts = texts_of(args.corpus, args.files, args.texts)
     print(f"{args.model}: {len(texts)} validation texts of {', '.join(args.corpus)}")
+    if args.adscript:
+        written = [adscript(t) for t in texts]
+        print(f"{sum(a != b for a, b in zip(written, texts))} texts write an iota subscript\n"
+              "| iota beside the vowel read as the lexicon's word | precision | recall | F1 |\n"
+              "|---|---:|---:|---:|")
+        for on in (False, True):
+            p, r, f = score(model, written, on)
+            print(f"| {'yes' if on else 'no'} | {p:.3f} | {r:.3f} | {f:.3f} |", flush=True)
+        return
     print("| α | ρ | precision | recall | F1 | seconds |\n|---:|---:|---:|---:|---:|---:|")
     for alpha, rho in GRID if args.grid else GRID[:1]:
         continua.OOV, continua.RHO = alpha, rho

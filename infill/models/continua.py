@@ -22,7 +22,9 @@ them visible, has
 
 (the lexicon's words, or a word it lacks: a geometric length, uniform letters). The division
 maximizes Σ log P(w) over the words; any other character (a numeral, a punctuation mark, the
-unknown symbol) ends a word and keeps its place, and where text lost for good (``-``) meets a
+unknown symbol) ends a word and keeps its place; a Greek word written with the iota beside its
+vowel (``γλυκυτατηι``, as the stone writes it, every letter visible) counts as the lexicon's
+word without it (its editions print the iota below, which the model's letters drop); and where text lost for good (``-``) meets a
 lacuna (``?``) a word begins (an editor's supplements are words: on the IOSPE and IAph
 validation texts typed undivided, the lacuna edges beside lost text were divided as the
 editors divide them 41–46% and 33–35% of the time without this rule, 84–89% and 95% with it;
@@ -55,6 +57,9 @@ RHO = 0.9
 """ρ: the geometric length of such a word (mean 1 / (1 − ρ) = 10 letters)."""
 LONGEST = 24
 """The longest word the division considers."""
+ADSCRIPT = 0.01
+"""The weight of a Greek word's spelling with the iota beside its last vowel, as a share of the
+word's (the lexicon holds its editions' spelling, iota below and dropped)."""
 
 
 def undivided(text: str, alphabet) -> bool | None:
@@ -69,6 +74,19 @@ def undivided(text: str, alphabet) -> bool | None:
     return None if len(runs) == 1 and runs[0] >= SHORTEST else False
 
 
+def _adscripts(exact: dict[bytes, float], alphabet) -> dict[bytes, float]:
+    """Greek words with the iota written beside the vowel (the stone's ``ΓΛΥΚΥΤΑΤΗΙ``) that
+    the lexicon holds only as its editions print them, iota subscript dropped (``γλυκυτατη``):
+    each lexicon word ending in α, η or ω, with ι after it, at :data:`ADSCRIPT` of that word's
+    weight, where the lexicon lacks the spelling with ι."""
+    ids = [alphabet.index.get(c) for c in "αηωι"]
+    if None in ids:
+        return {}
+    *vowels, iota = ids
+    return {w + bytes([iota]): ADSCRIPT * c for w, c in exact.items()
+            if w and w[-1] in vowels and w + bytes([iota]) not in exact}
+
+
 def _folds(alphabet) -> dict[int, int]:
     """Letters the division reads as one: Latin u and v (a text in capitals writes V for
     both, :mod:`infill.models.uv`)."""
@@ -79,9 +97,10 @@ def _folds(alphabet) -> dict[int, int]:
 
 class Divider:
     """The division of a run of ids into words, by a :class:`~infill.models.lexicon.WordLexicon`
-    (its ``words[n]`` [N_n, n] letter ids and ``weights[n]``)."""
+    (its ``words[n]`` [N_n, n] letter ids and ``weights[n]``); ``adscripts``: Greek words
+    written with the iota beside the vowel count as the lexicon's without it."""
 
-    def __init__(self, lexicon, alphabet):
+    def __init__(self, lexicon, alphabet, adscripts: bool = True):
         self.fold = _folds(alphabet)
         fold = np.arange(256, dtype=np.uint8)
         for a, b in self.fold.items():
@@ -95,6 +114,8 @@ class Divider:
             for row, w in zip(table, lexicon.weights[n]):
                 key = bytes(row)
                 self.exact[key] = self.exact.get(key, 0.0) + float(w)
+        if adscripts:                  # a visible word only: a lost letter is any letter
+            self.exact.update(_adscripts(self.exact, alphabet))
         self.by_length = {n: float(w.sum()) for n, w in lexicon.weights.items()}
         self.log_k = math.log(len(alphabet.letters))
         self.letters = frozenset(alphabet.letter_ids)

@@ -28,10 +28,17 @@ def ids(text: str) -> list[int]:
     return [GREEK.char_to_id(c) for c in text]
 
 
+def spellings(words: dict) -> dict:
+    """The lexicon's words and, where it lacks them, their spellings with the iota beside a
+    last α, η or ω (``βουληι``), at continua.ADSCRIPT of the word's weight."""
+    return {**{v + "ι": continua.ADSCRIPT * n for v, n in words.items() if v[-1] in "αηω"},
+            **words}
+
+
 def log_p(word: str, words=WORDS) -> float:
     """The module's P(w), from the lexicon as a dict."""
     total = sum(words.values())
-    c = sum(n for v, n in words.items() if len(v) == len(word) and
+    c = sum(n for v, n in spellings(words).items() if len(v) == len(word) and
             all(x in WILD or x == y for x, y in zip(word, v)))
     known = sum(x not in WILD for x in word)
     unseen = continua.OOV * (1 - continua.RHO) * continua.RHO ** (len(word) - 1) \
@@ -66,7 +73,7 @@ def test_a_word_scores_as_its_definition():
 
 def test_the_division_is_the_best_of_all_by_brute_force():
     d, rng = divider(), random.Random(0)
-    pieces = list(WORDS) + ["ξυ", "?", "??", "-", "δημ??"]
+    pieces = list(WORDS) + ["ξυ", "?", "??", "-", "δημ??", "ι", "ηι"]
     for _ in range(40):
         run = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))[:11]
         closed = frozenset(k for k in range(1, len(run)) if run[k - 1] == run[k] == "?")
@@ -74,6 +81,19 @@ def test_the_division_is_the_best_of_all_by_brute_force():
         assert not set(cuts) & closed
         assert score_of(run, cuts) == pytest.approx(best_by_brute_force(run, closed), abs=1e-9)
     assert d.divide(ids("ηβουληκαιοδημοσετιμησεν")) == [1, 6, 9, 10, 15]
+
+
+def test_a_word_written_with_the_iota_beside_its_vowel_is_the_lexicons_word():
+    """The stone's ΤΗΙ ΓΛΥΚΥΤΑΤΗΙ: editions print the iota below, which the lexicon drops
+    (γλυκυτατη), and a dative with it beside the vowel is that word, not the word and a lone ι."""
+    words = {"τη": 30.0, "γλυκυτατη": 2.0, "γυναικι": 3.0, "ι": 0.01, "ιερα": 4.0}
+    lexicon = build_lexicon(words, GREEK, 1.0)
+    run = ids("τηιγλυκυτατηιγυναικι")
+    assert Divider(lexicon, GREEK).divide(run) == [3, 13]
+    assert Divider(lexicon, GREEK, adscripts=False).divide(run) == [2, 3, 12, 13]
+    assert Divider(lexicon, GREEK).divide(ids("τηιερα")) == [2]      # τη ιερα, not τηι ερα
+    assert Divider(lexicon, GREEK).log_p(bytes(ids("γλυκυτατηι"))) == \
+        pytest.approx(log_p("γλυκυτατηι", words), rel=1e-12)
 
 
 def test_spaces_divide_each_stretch_of_letters_and_keep_other_characters():
@@ -211,3 +231,35 @@ def test_a_sampler_restores_letters_in_an_undivided_text(greek_with_lexicon):
     divided = sample(greek_with_lexicon, "η βουλη και ο δημ??? τιμησεν", marker="?", chains=8,
                      sweeps=20, init="random", seed=0)
     assert any(not "".join(v.fills).isalpha() for v in divided.samples)   # there, anything
+
+
+def test_the_pairwise_joints_of_an_undivided_text_hold_letters(greek_with_lexicon):
+    """``infill joint`` reads the two ``?`` as letters of the stone, as the beam does: the
+    whole vocabulary but the word space, where the divided text's grid holds the space."""
+    from infill.jobs import pair_joints
+
+    model = greek_with_lexicon
+    big = model.vocab_size + 1                        # K above |V|: every allowed token
+    res = pair_joints(model, "ΗΒΟΥΛΗΚΑΙΟΔΗΜ??ΕΤΙΜΗϹΕΝ", joint_size=big, top_k=big ** 2,
+                      ag_iterations=2)
+    divided = pair_joints(model, "η βουλη και ο δημ?? ετιμησεν", joint_size=big,
+                          top_k=big ** 2, ag_iterations=2)
+    assert res.grid == (divided.grid[0] - 1, divided.grid[1] - 1)
+    for rows in res.joints.values():
+        assert len(rows) == res.grid[0] * res.grid[1]
+        assert all(" " not in "".join(r["fills"]) and len(r["text"]) == 23 for r in rows)
+    assert any(" " in "".join(r["fills"]) for r in divided.joints["MLM"])
+
+
+def test_the_pairwise_joints_write_what_a_fill_writes():
+    """A joint's pair is written as the fill writes it: accents and final sigma (δῆμος, not
+    δῆμοσ)."""
+    from infill.jobs import pair_joints
+
+    model = infill.load_model("builtin:greek", device="cpu")
+    text = "ἡ βουλὴ καὶ ὁ δῆμ?? ἐτίμησεν"
+    [first] = infill.fill(model, text, top_k=1, rerank="off")[0]
+    res = pair_joints(model, text, joint_size=10, top_k=1, ag_iterations=2)
+    assert first.text == "ἡ βουλὴ καὶ ὁ δῆμος ἐτίμησεν"
+    assert res.joints["MLM"][0]["text"] == first.text
+    assert res.joints["MLM"][0]["fills"] == list(first.fills)
