@@ -32,8 +32,8 @@ literature write it: ``Valeria uixit annis XXV``), or with its words divided by 
 (``D·M·Iulia·Felix``). A Greek text as a diplomatic transcript gives the stone: with no word
 division (``continua``), and in capitals without accents or breathings, with the lunate sigma
 Ϲ (``majuscule``: ``ΗΒΟΥΛΗΚΑΙΟΔΗΜΟϹ``); or with each iota subscript written beside its vowel,
-as the stone writes it (``adscript``: ``τῆι``, not ``τῇ``; the ``?`` unchanged). Without word division a hidden supplement's ``?`` are
-its letters alone (:func:`spelled`)."""
+as the stone writes it (``adscript``: ``τῆι``, not ``τῇ``; the ``?`` unchanged). Without word
+division a hidden supplement's ``?`` are its letters alone (:func:`spelled`)."""
 
 
 def spelled(text: str, gold: str, spelling: str) -> str:

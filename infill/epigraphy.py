@@ -201,18 +201,27 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
                          "narrow unknown_lengths")
             return res
     res.text = ed.render(hide_supplied=hide_supplied).text    # shown: '?' per stated character
+    res.notes += _restore_notes(ed, rendered, hide_supplied, unknown, variants)
+    return res
+
+
+def _restore_notes(ed: Edition, rendered: Rendered, hide_supplied: bool,
+                   unknown: tuple[int, int] | None, variants: int) -> list[str]:
+    """What :func:`read_for_restore` says of an edition's lacunae: that there is nothing to
+    restore, and how each of uncertain or unknown extent is decoded."""
+    notes: list[str] = []
     if not rendered.restore:           # written back unchanged
         breaks = unknown is None and any(a.kind == "missing" and not a.count for a in ed.atoms)
-        res.notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
-                         + ("" if hide_supplied else "; --hide-supplied restores the editors' "
-                            "supplements")
-                         + ("; unknown_lengths (--unknown-lengths 1-12) restores its lacunae of "
-                            "unknown extent" if breaks else "") + ")")
+        notes.append("nothing to restore (no <gap reason=\"lost\"> of known extent"
+                     + ("" if hide_supplied else "; --hide-supplied restores the editors' "
+                        "supplements")
+                     + ("; unknown_lengths (--unknown-lengths 1-12) restores its lacunae of "
+                        "unknown extent" if breaks else "") + ")")
     ranged = {k for k, _ in rendered.ranges}
     if any(lac.unknown for lac in ed.lacunae):
         lo, hi = next(lac.lengths for lac in ed.lacunae if lac.unknown)
-        res.notes.append(f"lacunae of unknown extent decoded at every length from {lo} to {hi}, "
-                         "all completions ranked together")
+        notes.append(f"lacunae of unknown extent decoded at every length from {lo} to {hi}, "
+                     "all completions ranked together")
     for lac in ed.lacunae:
         if lac.unknown:
             continue
@@ -221,9 +230,9 @@ def read_for_restore(path: str, text: str | None, model, hide_supplied: bool,
                    if lac.index in ranged else f"decoded as exactly {lac.length} (the "
                    f"{variants} combinations of this edition's uncertain lengths exceed "
                    f"{MAX_VARIANTS})")
-            res.notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
-                             f"({lac.lengths[0]}-{lac.lengths[1]}) {how}")
-    return res
+            notes.append(f"XML line {lac.line}: a lacuna of about {lac.length} characters "
+                         f"({lac.lengths[0]}-{lac.lengths[1]}) {how}")
+    return notes
 
 
 def _unknown_combinations(rendered: Rendered) -> int:

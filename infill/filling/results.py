@@ -14,7 +14,7 @@ from infill.filling.defaults import Defaults, config_json
 
 if TYPE_CHECKING:
     from infill.decoding.engine import Hypothesis
-    from infill.models.base import Encoding, MaskedLM
+    from infill.models.base import Encoding, MaskedLM, Rendered
 
 __all__ = ["Completion", "FillResult", "Position", "complete"]
 
@@ -138,7 +138,7 @@ class FillResult:
 
 
 
-def written(model: MaskedLM, r) -> tuple[str, list[str], list[bool]]:
+def shown(model: MaskedLM, r: Rendered) -> tuple[str, list[str], list[bool]]:
     """A rendered fill ``r`` as the user reads it: (text, fills, accented) -- a character
     model's restored letters in the user's script (accents of known words, final sigma), every
     other model's as rendered."""
@@ -161,7 +161,7 @@ def complete(model: MaskedLM, enc: Encoding, hyp: Hypothesis) -> Completion:
                                       token=model.id_to_token(t),
                                       token_id=int(t), logq=lq, prob=math.exp(lq),
                                       step=int(hyp.steps[i]) if hyp.steps else -1))
-    text, fills, accented = written(model, r)
+    text, fills, accented = shown(model, r)
     return Completion(text=text, fills=tuple(fills), tokens=tuple(hyp.tokens), score=hyp.score,
                       positions=tuple(positions), spans=tuple(tuple(s) for s in r.spans),
                       accented=tuple(accented))

@@ -145,7 +145,7 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
         rows = []
         for rank, (lp, idx) in enumerate(zip(best.values.tolist(), best.indices.tolist()), 1):
             wa, wb = int(t.cand_a[idx // nb]), int(t.cand_b[idx % nb])
-            filled, fills, _ = results.written(model, model.render(enc, enc.split([wa, wb])))
+            filled, fills, _ = results.shown(model, model.render(enc, enc.split([wa, wb])))
             rows.append({"rank": rank, "text": filled, "fills": fills,
                          "tokens": [wa, wb],
                          "token_strings": [model.id_to_token(wa), model.id_to_token(wb)],

@@ -24,11 +24,11 @@ them visible, has
 maximizes Σ log P(w) over the words; any other character (a numeral, a punctuation mark, the
 unknown symbol) ends a word and keeps its place; a Greek word written with the iota beside its
 vowel (``γλυκυτατηι``, as the stone writes it, every letter visible) counts as the lexicon's
-word without it (its editions print the iota below, which the model's letters drop); and where text lost for good (``-``) meets a
-lacuna (``?``) a word begins (an editor's supplements are words: on the IOSPE and IAph
-validation texts typed undivided, the lacuna edges beside lost text were divided as the
-editors divide them 41–46% and 33–35% of the time without this rule, 84–89% and 95% with it;
-``benchmarks/word_division.py``).
+word without it (its editions print the iota below, which the model's letters drop); and where
+text lost for good (``-``) meets a lacuna (``?``) a word begins (an editor's supplements are
+words: on the IOSPE and IAph validation texts typed undivided, the lacuna edges beside lost text
+were divided as the editors divide them 41–46% and 33–35% of the time without this rule, 84–89%
+and 95% with it; ``benchmarks/word_division.py``).
 
 A ``?`` is a letter of the stone, so no word space is restored at it
 (:func:`infill.decoding.letters.apply_undivided`); a lacuna holding two words is restored as
