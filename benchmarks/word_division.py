@@ -13,6 +13,9 @@ end, with and without the rule that a word begins where lost text meets a lacuna
         --corpus EDH_DIR --files 600 --texts 150 --grid
     OMP_NUM_THREADS=1 python benchmarks/word_division.py --model builtin:greek \
         --corpus iospe --corpus ../shared/data/greek/iaph --texts 150 --adscript
+    OMP_NUM_THREADS=1 python benchmarks/word_division.py --model builtin:greek --corpus iospe \
+        --restorations benchmarks/results/continua/cont3.validation.jsonl \
+        benchmarks/results/lengths/own.validation.jsonl
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import infill  # noqa: E402
 from infill.data.greek import normalize  # noqa: E402
 from infill.models import continua  # noqa: E402
-from iospe_lengths_report import chosen_tasks  # noqa: E402
+from common import spelled  # noqa: E402
+from iospe_lengths_report import cached, chosen_tasks, key  # noqa: E402
 
 GRID = [(0.1, 0.9), (0.02, 0.9), (0.5, 0.9), (0.1, 0.8)]
 """(α, ρ) tried with ``--grid``; the first is the shipped rule."""
@@ -113,6 +117,32 @@ def edge_table(model, corpora: list[str], files: int) -> list[str]:
     return rows
 
 
+def edges_and_restorations(model, corpus: str, per_class: int, undivided: Path,
+                           edition: Path) -> list[str]:
+    """Rows: the validation supplements counted by whether the model restores them at rank 1
+    typed undivided (cache ``undivided``) and as the edition writes them (cache ``edition``),
+    and whether the division read puts the lacuna's two edges where the editor does."""
+    a, counts = model.alphabet, {}
+    typed, written = cached(undivided), cached(edition)
+    for t in chosen_tasks("validation", per_class, corpus, 0):
+        gold = t.gold.replace(" ", "")
+        ed = normalize(t.text, symbols=True, alphabet=a, unknown=True)
+        read = a.decode(model.encode(spelled(t.text, t.gold, "continua"), 1, "?").input_ids[1:])
+        row = (bool(written[key(t)]) and written[key(t)][0] == t.gold,
+               bool(typed[key(t)]) and typed[key(t)][0].replace(" ", "") == gold,
+               _edges(ed) == _edges(read))
+        counts[row] = counts.get(row, 0) + 1
+    yes = {True: "yes", False: "no"}
+    return [f"| {Path(corpus).name} | {yes[w]} | {yes[u]} | {yes[e]} | {n} |"
+            for (w, u, e), n in sorted(counts.items(), reverse=True)]
+
+
+def _edges(text: str) -> tuple[bool, bool]:
+    """Whether a word space (or the text's end) is beside the first and the last ``?``."""
+    i, j = text.index("?"), text.rindex("?") + 1
+    return i == 0 or text[i - 1] == " ", j == len(text) or text[j] == " "
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="builtin:greek")
@@ -121,6 +151,12 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=0, help="a seeded sample of the files (EDH)")
     ap.add_argument("--texts", type=int, default=150, help="validation texts per corpus")
     ap.add_argument("--grid", action="store_true", help="also the neighbouring constants")
+    ap.add_argument("--restorations", nargs=2, metavar=("UNDIVIDED", "EDITION"), type=Path,
+                    help="only the supplements' restorations: the caches of iospe_lengths_report "
+                         "typed undivided and as the edition writes them (one --corpus), by "
+                         "whether the division puts the lacuna's edges where the editor does")
+    ap.add_argument("--per-class", type=int, default=0, help="with --restorations: the caches' "
+                    "sample (0: every supplement)")
     ap.add_argument("--adscript", action="store_true",
                     help="only F1, the texts' iota subscripts written beside the vowel, with and "
                          "without the division's reading of them")
@@ -128,6 +164,12 @@ def main() -> None:
     if (continua.OOV, continua.RHO) != GRID[0]:
         raise SystemExit("error: GRID's first row is not the module's rule")
     model = infill.load_model(args.model, device="cpu")
+    if args.restorations:
+        print("| corpus | restored, edition | restored, undivided | edges as the editor's | n |\n"
+              "|---|---|---|---|---:|")
+        print("\n".join(edges_and_restorations(model, args.corpus[0], args.per_class,
+                                               *args.restorations)))
+        return
     texts = texts_of(args.corpus, args.files, args.texts)
     print(f"{args.model}: {len(texts)} validation texts of {', '.join(args.corpus)}")
     if args.adscript:
