@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import re
 import weakref
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from infill.lazy import torch
