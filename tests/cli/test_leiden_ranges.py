@@ -43,7 +43,7 @@ def test_approximate_lacuna_decodes_every_length_of_its_range(runner):
     assert ranged["config"]["length_score"] == "pll-gap"         # builtin:greek's defaults
     assert ranged["config"]["length_beam"] == "shared"
     assert ranged["config"]["defaults"]["options"] == ["scorer", "order", "length_score",
-                                                       "length_beam"]
+                                                       "length_beam", "lacuna_edges"]
     assert "approximate lacuna 'c.3' decoded at every length from 2 to 4, all completions " \
            "ranked together" in ranged["notes"]
     assert {len(c["tokens"]) for c in ranged["completions"]} == {2, 3, 4}

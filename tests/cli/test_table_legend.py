@@ -42,8 +42,8 @@ def test_the_defaults_line_is_short_and_says_where_the_why_is(monkeypatch):
     assert line == ("defaults: gap word, scorer hcb, order left-to-right, length-score pll-word "
                     "(builtin:english's)")
     r = CliRunner().invoke(main, ["run", "--no-progress", "-m", "builtin:greek", "μ[..]σα"])
-    assert r.stderr.splitlines()[0] == ("defaults: scorer standard, order left-to-right "
-                                        "(why: infill models -m builtin:greek)")
+    assert r.stderr.splitlines()[0] == ("defaults: scorer standard, order left-to-right, "
+                                        "lacuna-edges letters (builtin:greek's)")
     assert all(len(x) <= 100 for x in r.stderr.splitlines()), r.stderr
 
 

@@ -75,7 +75,7 @@ def test_greek_leiden_is_converted(client, catalog, expected_fn):
     assert got.json()["gap"] == [[1, 2]] and got.json()["config"]["length_score"] == "pll-gap"
     assert got.json()["config"]["length_beam"] == "shared"         # builtin:greek's defaults
     assert got.json()["config"]["defaults"]["options"] == ["scorer", "order", "length_score",
-                                                           "length_beam"]
+                                                           "length_beam", "lacuna_edges"]
     assert all("rank_score" in c for c in got.json()["completions"])
     assert got.json()["notes"][:2] == ["the editor's doubt marks '(?)' were dropped",
                                        "approximate lacuna 'c.1' decoded at every length from 1 "

@@ -404,7 +404,8 @@ def test_answers_come_into_view_and_read_cleanly(cli_server, browser, post_fn, t
     _reads_cleanly(browser)
     assert "2 gaps, 5 characters" in browser.find_element(By.ID, "summary").text
     assert browser.find_element(By.CSS_SELECTOR, "#defaults summary").text == \
-        "defaults: scorer standard, order left-to-right (builtin:greek's)"
+        ("defaults: scorer standard, order left-to-right, lacuna edges letters "
+         "(builtin:greek's)")
     assert not _fasta_offered(browser)
 
     if size == min(SIZES):          # the narrow window (AntiBERTy's decode is the test's cost)
@@ -421,7 +422,8 @@ def test_answers_come_into_view_and_read_cleanly(cli_server, browser, post_fn, t
     assert browser.find_element(By.ID, "epidoc-result").is_displayed()
     assert _in_view(browser, "#epidoc-lacunae li")
     assert browser.find_element(By.CSS_SELECTOR, "#epidoc-defaults summary").text == \
-        "defaults: scorer standard, order left-to-right (builtin:greek's)"
+        ("defaults: scorer standard, order left-to-right, lacuna edges letters "
+         "(builtin:greek's)")
     _reads_cleanly(browser)
     _fill(browser, "builtin:greek", ODYSSEY)
     assert not browser.find_element(By.ID, "epidoc-result").is_displayed()

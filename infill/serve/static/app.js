@@ -193,7 +193,7 @@ function shown(v) {            // a value as text; "" for none (never "undefined
 }
 
 const OPTION_NAMES = {gap: "gap length", length_score: "length score", beam_size: "beam",
-                      rerank: "rerank"};
+                      rerank: "rerank", lacuna_edges: "lacuna edges"};
 
 // the options the model's recommendation chose, on one line: "defaults: scorer standard, order
 // left-to-right (builtin:greek's)"; the reason behind it opens below (as the CLI's status line)
