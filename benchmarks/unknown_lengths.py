@@ -27,6 +27,7 @@ from iospe_lengths_report import letters
 
 import infill
 from infill.bench.epidoc import cer, epidoc_folder, tasks_for
+from infill.bench.stats import paired_bootstrap
 from infill.data.latin import fold_uv
 from infill.jobs.fill import fill_inputs
 
@@ -45,6 +46,26 @@ def lengths_ranked(fills: list[str]) -> list[int]:
         if n not in out:
             out.append(n)
     return out
+
+
+def outcomes(comps, tasks, alphabet=None, same=lambda x: x) -> dict[str, list[float]]:
+    """Per supplement: top-1 and top-10 exact (0/1) and the first restoration's CER."""
+    fills = [[same(letters(y, alphabet)) for y in c] for c in comps]
+    golds = [same(x.gold) for x in tasks]
+    return {"top-1": [float(f[:1] == [g]) for f, g in zip(fills, golds)],
+            "top-10": [float(g in f[:10]) for f, g in zip(fills, golds)],
+            "CER": [cer(f[0] if f else "", g) for f, g in zip(fills, golds)]}
+
+
+def paired(name: str, new: dict, base: dict) -> str:
+    """One line: ``new`` against ``base`` (:func:`outcomes` of the same supplements), paired
+    bootstrap 95% intervals."""
+    parts = []
+    for k, scale, digits in (("top-1", 100, 1), ("top-10", 100, 1), ("CER", 1, 3)):
+        p = paired_bootstrap(new[k], base[k])
+        parts.append(f"{k} {scale * p['mean_diff']:+.{digits}f} [{scale * p['lo']:+.{digits}f}, "
+                     f"{scale * p['hi']:+.{digits}f}]")
+    return f"- {name}: " + ", ".join(parts)
 
 
 def row(name, comps, tasks, secs, alphabet=None, same=lambda x: x) -> str:
@@ -90,7 +111,7 @@ def main() -> None:
     model = infill.load_model(args.model, device="cpu")
     alphabet = getattr(model, "alphabet", None)
     same = fold_uv if args.fold_uv else (lambda x: x)
-    rows = []
+    rows, deltas = [], []
     for edges in args.lacuna_edges.split(",") if args.lacuna_edges else [None]:
         rule = "" if edges is None else f", lacuna edges {edges}"
         opts = {"beam_size": args.beam, "top_k": 10,
@@ -99,6 +120,7 @@ def main() -> None:
         exact = [infill.fill(model, x.text, gap=1, marker=MARK, **opts)[0] for x in tasks]
         rows.append(row(f"length given (oracle){rule}", exact, tasks, time.perf_counter() - t,
                         alphabet, same))
+        first = None
         for kind in args.scores.split(","):
             t = time.perf_counter()
             got = [one.result.completions for one in
@@ -106,12 +128,20 @@ def main() -> None:
                                length_score=kind, **opts)]
             rows.append(row(f"[---] as {args.range}, {kind}{rule}", got, tasks,
                             time.perf_counter() - t, alphabet, same))
+            now = outcomes(got, tasks, alphabet, same)
+            if first is None:
+                first = (kind, now)
+            else:
+                deltas.append(paired(f"{kind} against {first[0]}{rule}", now, first[1]))
     corpus = "IOSPE" if args.corpus == "iospe" else args.corpus.rstrip("/").rsplit("/", 1)[-1]
     print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], {corpus} {args.split}, "
           f"{args.model}, beam {args.beam}, seed 0\n")
     print("| lacuna | top-1 | top-10 | CER | top-1 length | top-3 lengths | seconds |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
+    if deltas:
+        print("\nPaired differences (95% bootstrap intervals; CER: lower is better):\n")
+        print("\n".join(deltas))
 
 
 if __name__ == "__main__":

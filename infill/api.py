@@ -66,7 +66,8 @@ def fill(model: MaskedLM, text: "str | Sequence[str]",
     ``gap`` may also be a range of lengths, ``(lo, hi)`` or ``"lo-hi"`` (a lacuna of uncertain
     length), ``"word"`` (one whole word of 1-3 word pieces, WordPiece models), or a list with one
     of these per marker: every combination of lengths is decoded and all completions are ranked
-    together by ``length_score`` ("pll" | "pll-gap" | "per-char", :mod:`infill.decoding.lengths`),
+    together by ``length_score`` ("pll" | "pll-gap" | "per-char" | "per-char-0.7",
+    :mod:`infill.decoding.lengths`),
     whose value each completion carries as ``rank_score``. ``length_beam``: "shared" (the
     combinations share one beam: the B best hypotheses of any lengths live on at each step),
     "each" (a beam per combination: combinations x the work) or None (the model's choice, else

@@ -28,7 +28,7 @@ DEDUP_KEEPS = ("higher", "lower")
 the lower (what Ithaca's published code does; for parity)."""
 PIVOT_CONTEXTS = ("inject", "mask")
 """How HCB's pivots are context: as the pivot tokens (METHODS §1), or as [MASK] (the paper's code)."""
-LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char")
+LENGTH_SCORES = ("pll", "pll-gap", "pll-word", "per-char", "per-char-0.7")
 """How completions of different lengths are ranked together (``length_score``;
 :mod:`infill.decoding.lengths`)."""
 LENGTH_BEAMS = ("shared", "each")

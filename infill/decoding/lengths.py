@@ -21,7 +21,10 @@ lengths (:data:`LENGTH_SCORES`):
                   (Σ_t log q_t(x_t | x with t and the rest of its word masked); Kauf & Ivanova
                   2023's PLL-word-l2r): a word of several pieces is not scored as if each piece
                   were read off the others, which makes ``pll-gap`` favour long rare words;
-- ``per-char`` -- the decoder's own score divided by the number of characters filled in.
+- ``per-char`` -- the decoder's own score divided by the number of characters filled in;
+- ``per-char-0.7`` -- the decoder's own score divided by that number to the power 0.7 (a length
+                  normalization between the raw score, which favours the shortest fill, and
+                  ``per-char``, which lets long fills run on; METHODS §1.3).
 
 The HCB and standard beam scores themselves are not comparable across lengths (each is a sum
 of as many terms as the gap has positions, and HCB's is relative to a pivot of that length).
@@ -39,9 +42,20 @@ from infill.errors import ConfigError, InputError
 from infill.names import LENGTH_SCORES
 from infill.fields import MAX_LENGTHS, MAX_VARIANTS
 
-__all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "Variant", "WORD_PIECES",
-           "gap_lengths", "one_length", "parse_length", "shorten", "variants",
-           "word_piece_masks"]
+__all__ = ["GapLength", "LENGTH_SCORES", "MAX_LENGTHS", "MAX_VARIANTS", "PER_CHAR", "Variant",
+           "WORD_PIECES", "gap_lengths", "one_length", "parse_length", "per_char", "shorten",
+           "variants", "word_piece_masks"]
+
+PER_CHAR = {"per-char": 1.0, "per-char-0.7": 0.7}
+"""The length scores read off the decoder's own score: the power of the characters filled in
+that it is divided by."""
+
+
+def per_char(kind: str, scores, chars) -> list[float]:
+    """The decoder's ``scores`` divided by ``chars`` (characters filled in, at least 1) to the
+    power :data:`PER_CHAR` of ``kind``."""
+    power = PER_CHAR[kind]
+    return [float(s) / max(1, c) ** power for s, c in zip(scores, chars)]
 
 WORD_PIECES = 3
 """A whole-word gap (``gap="word"``) is a word of 1 to this many word pieces."""

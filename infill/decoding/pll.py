@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-from infill.decoding.lengths import LENGTH_SCORES, word_piece_masks
+from infill.decoding.lengths import LENGTH_SCORES, PER_CHAR, per_char, word_piece_masks
 from infill.decoding.windows import body_bounds, truncate
 from infill.errors import ConfigError, InputError
 from infill.models.base import MaskedLM, pad_batch
@@ -134,11 +134,12 @@ def length_scores(model, kind: str, filled: Sequence[Sequence[int]],
     ``pll-word`` the gap terms each with the later pieces of its word masked too).
 
     filled -- the completions' full id sequences (gaps filled); gaps -- their gap positions;
-    scores -- the decoder's scores; chars -- characters filled in (for ``per-char``)."""
+    scores -- the decoder's scores; chars -- characters filled in (for ``per-char`` and
+    ``per-char-0.7``)."""
     if kind not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
-    if kind == "per-char":
-        return [float(s) / max(1, c) for s, c in zip(scores, chars)]
+    if kind in PER_CHAR:
+        return per_char(kind, scores, chars)
     cut = [near_gaps(model, list(map(int, f)), list(g)) for f, g in zip(filled, gaps)]
     ids, attn = pad_batch([f for f, _ in cut], model.pad_id)
     scored = torch.zeros(ids.shape, dtype=torch.bool)

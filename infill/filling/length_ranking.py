@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from infill.decoding import pll
+from infill.decoding.lengths import PER_CHAR, per_char
 from infill.errors import ConfigError
 from infill.progress import progress as bar_for
 from infill.names import LENGTH_SCORES
@@ -83,8 +84,8 @@ def rank(model, kind: str, filled: Sequence[Sequence[int]], gaps: Sequence[Seque
     ``base``: a value added to each completion's score (:mod:`infill.filling.reranking`: the beam's)."""
     if kind not in LENGTH_SCORES:
         raise ConfigError(f"unknown length score {kind!r}; choose from {', '.join(LENGTH_SCORES)}")
-    if kind == "per-char":
-        values = [float(s) / max(1, c) for s, c in zip(scores, chars)]
+    if kind in PER_CHAR:
+        values = per_char(kind, scores, chars)
         return _top(range(len(values)), values, top_k)
     cands = [_candidate(model, kind, f, g) for f, g in zip(filled, gaps)]
     for c, b in zip(cands, base if base is not None else ()):

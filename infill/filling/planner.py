@@ -18,7 +18,7 @@ import torch
 from infill.config import DecodeConfig
 from infill.data.files import check_text
 from infill.decoding.engine import Hypothesis
-from infill.decoding.lengths import LENGTH_SCORES, Variant, gap_lengths
+from infill.decoding.lengths import LENGTH_SCORES, PER_CHAR, Variant, gap_lengths
 from infill.decoding.lengths import variants as length_variants
 from infill.decoding.letters import (apply_edges, apply_letters, apply_undivided,
                                      reported_edges)
@@ -303,7 +303,7 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
         best = rerank(model, ranking, filled, gaps, scores, top_k)
     else:
         chars = [0] * len(items)
-        if ranking == "per-char":
+        if ranking in PER_CHAR:
             chars = [sum(map(len, complete(model, var.encoding, h).fills)) for var, h in items]
         best = rank(model, ranking, filled, gaps, scores, chars, top_k)
     return [dataclasses.replace(complete(model, items[j][0].encoding, items[j][1]), rank_score=v)

@@ -79,7 +79,8 @@ class FillRequest(Request):
                                       "ranked together: pll (pseudo-log-likelihood of the filled "
                                       "text), pll-gap (of the gap only), pll-word (of the gap, "
                                       "each piece scored with the rest of its word hidden), "
-                                      "per-char (the decoder's score per character). Default: the "
+                                      "per-char (the decoder's score per character), per-char-0.7 "
+                                      "(the score / characters^0.7). Default: the "
                                       "model's (builtin:english: pll-word), else pll.",
                                       choices=LENGTH_SCORES, optional=True)
     length_beam: str | None = option(None, str, "How the lengths of gaps of uncertain length "

@@ -54,7 +54,7 @@ def filled_ids(model, text, gap, tokens):
     return ids, enc.positions
 
 
-@pytest.mark.parametrize("kind", ["pll", "pll-gap", "pll-word", "per-char"])
+@pytest.mark.parametrize("kind", ["pll", "pll-gap", "pll-word", "per-char", "per-char-0.7"])
 def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
     k, beam = 6, 8
     got = infill.fill(bert, TEXT, gap=(1, 3), top_k=k, beam_size=beam, length_score=kind,
@@ -67,7 +67,8 @@ def test_range_ranks_every_length_together_by_the_length_score(bert, kind):
             value = {"pll": lambda: pll(bert, ids),
                      "pll-gap": lambda: pll(bert, ids, gap_pos),
                      "pll-word": lambda: pll_word(bert, ids, gap_pos),
-                     "per-char": lambda: c.score / len(c.fills[0])}[kind]()
+                     "per-char": lambda: c.score / len(c.fills[0]),
+                     "per-char-0.7": lambda: c.score / len(c.fills[0]) ** 0.7}[kind]()
             pool.append((value, c.tokens, c.text))
     pool.sort(key=lambda v: -v[0])
     assert [c.tokens for c in got] == [t for _, t, _ in pool[:k]]

@@ -70,7 +70,7 @@ def test_leiden_unknown_lacuna_is_read_as_a_range():
     assert e.value.field == "unknown_lengths"
 
 
-@pytest.mark.parametrize("score", ["pll", "pll-gap", "per-char"])
+@pytest.mark.parametrize("score", ["pll", "pll-gap", "per-char", "per-char-0.7"])
 def test_an_unknown_lacuna_ranks_as_a_gap_range(greek, score):
     got = _job(greek, LEIDEN, unknown_lengths="1-3", top_k=6, beam_size=6, length_score=score)
     want = infill.fill(greek, MARKED, gap=(1, 3), top_k=6, beam_size=6, length_score=score)[0]
@@ -79,7 +79,7 @@ def test_an_unknown_lacuna_ranks_as_a_gap_range(greek, score):
     assert got.gap == [(1, 3)] and got.length_score == score
 
 
-@pytest.mark.parametrize("score", ["pll-gap", "per-char"])
+@pytest.mark.parametrize("score", ["pll-gap", "per-char", "per-char-0.7"])
 def test_lengths_ranked_exactly_by_the_length_score(greek, score):
     """Every length's own beam (``each``), all completions rescored by brute force: the top
     k of the pool, in order, with the same values."""
@@ -89,13 +89,14 @@ def test_lengths_ranked_exactly_by_the_length_score(greek, score):
     pool = []
     for n in (1, 2, 3):
         for c in infill.fill(greek, MARKED, gap=n, top_k=beam, beam_size=beam)[0]:
-            value = gap_pll(greek, MARKED, n, c.tokens) if score == "pll-gap" else \
-                c.score / len(c.fills[0])
+            power = {"per-char": 1.0, "per-char-0.7": 0.7}.get(score)
+            value = gap_pll(greek, MARKED, n, c.tokens) if power is None else \
+                c.score / len(c.fills[0]) ** power
             pool.append((value, c.text))
     pool.sort(key=lambda v: -v[0])
     assert [c.text for c in got] == [t for _, t in pool[:k]]
     assert [c.rank_score for c in got] == pytest.approx([v for v, _ in pool[:k]], abs=1e-4)
-    if score == "per-char":       # pll-gap's top 6 are all one character on this tiny model
+    if score == "per-char":       # the others' top 6 are all one length on this tiny model
         assert len({len(c.fills[0]) for c in got}) > 1          # the lengths really compete
 
 
