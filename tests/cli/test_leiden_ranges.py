@@ -40,7 +40,7 @@ def test_approximate_lacuna_decodes_every_length_of_its_range(runner):
     assert r.exit_code == 0, r.output
     ranged, exact = _lines(r)
     assert ranged["input"] == ILIAD and ranged["gap"] == [[2, 4]]
-    assert ranged["config"]["length_score"] == "pll-gap"         # builtin:greek's defaults
+    assert ranged["config"]["length_score"] == "per-char-0.7"    # builtin:greek's defaults
     assert ranged["config"]["length_beam"] == "shared"
     assert ranged["config"]["defaults"]["options"] == ["scorer", "order", "length_score",
                                                        "length_beam", "lacuna_edges"]
@@ -50,7 +50,7 @@ def test_approximate_lacuna_decodes_every_length_of_its_range(runner):
     ranks = [c["rank_score"] for c in ranged["completions"]]
     assert ranks == sorted(ranks, reverse=True)
     m = infill.load_model("builtin:greek", device="cpu")
-    _same(ranged, infill.fill(m, ILIAD, gap=[(2, 4)], top_k=10, length_score="pll-gap",
+    _same(ranged, infill.fill(m, ILIAD, gap=[(2, 4)], top_k=10, length_score="per-char-0.7",
                               length_beam="shared")[0])
     # an exact lacuna in the same batch is decoded as before: one length, no rank score
     assert exact["input"] == "αβ???γ" and exact["gap"] == 1

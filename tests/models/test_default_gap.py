@@ -108,7 +108,7 @@ def test_a_recommended_length_score_ranks_the_lengths_unless_one_is_chosen(recom
     """defaults.json's "length_score" ranks a whole-word (or range) gap's lengths when the user
     chooses none; it is recorded and said only where lengths are ranked; a bad one names the file."""
     assert recommendation("builtin:english").length_score == "pll-word"
-    assert recommendation("builtin:greek").length_score == "pll-gap"
+    assert recommendation("builtin:greek").length_score == "per-char-0.7"
     d = recommending("english", {"scorer": "hcb", "order": "left-to-right", "gap": "word",
                                  "length_score": "pll-gap", "why": WHY})
     m = infill.load_model(str(d), device="cpu")

@@ -72,7 +72,7 @@ def test_greek_leiden_is_converted(client, catalog, expected_fn):
     want = expected_fn(catalog, "builtin:greek", "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ___ος ",
                        gap=[(1, 2)], top_k=3)
     assert got.json()["input"] == "μῆνιν ἄειδε θεὰ Πηληϊάδεω Ἀχιλ___ος "
-    assert got.json()["gap"] == [[1, 2]] and got.json()["config"]["length_score"] == "pll-gap"
+    assert got.json()["gap"] == [[1, 2]] and got.json()["config"]["length_score"] == "per-char-0.7"
     assert got.json()["config"]["length_beam"] == "shared"         # builtin:greek's defaults
     assert got.json()["config"]["defaults"]["options"] == ["scorer", "order", "length_score",
                                                            "length_beam", "lacuna_edges"]
