@@ -299,14 +299,17 @@ def _completions(model: MaskedLM, items: list[tuple[Variant, Hypothesis]], ranki
     filled = [filled_ids(var, h) for var, h in items]
     gaps = [var.encoding.positions for var, _ in items]
     scores = [h.score for _, h in items]
+    shown = {}                         # completions already written (the per-char scores')
     if not several:
         best = rerank(model, ranking, filled, gaps, scores, top_k)
     else:
         chars = [0] * len(items)
         if ranking in PER_CHAR:
-            chars = [sum(map(len, complete(model, var.encoding, h).fills)) for var, h in items]
+            shown = {j: complete(model, var.encoding, h) for j, (var, h) in enumerate(items)}
+            chars = [sum(map(len, shown[j].fills)) for j in range(len(items))]
         best = rank(model, ranking, filled, gaps, scores, chars, top_k)
-    return [dataclasses.replace(complete(model, items[j][0].encoding, items[j][1]), rank_score=v)
+    return [dataclasses.replace(shown[j] if j in shown else
+                                complete(model, items[j][0].encoding, items[j][1]), rank_score=v)
             for j, v in best]
 
 
