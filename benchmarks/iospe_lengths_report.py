@@ -79,10 +79,15 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
-def chosen_tasks(split: str, per_class: int, corpus: str = "iospe", files: int = 0) -> list:
+def chosen_tasks(split: str, per_class: int, corpus: str = "iospe", files: int = 0,
+                 classes: str = "") -> list:
     """The supplements of 1-10 letters of ``split`` of ``corpus`` (``iospe`` or a folder of
     EpiDoc files; ``files`` > 0: of a seeded sample of its files), ``per_class`` of each class
-    (0: all)."""
+    (0: all); ``classes`` (``"7-10"``, ``"1-3,4-6"``): of those classes only (empty: all)."""
+    keep = [c for c in classes.split(",") if c]
+    unknown = [c for c in keep if c not in CLASSES]
+    if unknown:
+        fail(f"--classes: {unknown[0]!r} is not a length class ({', '.join(CLASSES)})")
     folder = epidoc_folder(corpus)
     if folder is None:
         fail(f"--corpus: {corpus!r} is neither 'iospe' nor a folder of *.xml files")
@@ -90,6 +95,8 @@ def chosen_tasks(split: str, per_class: int, corpus: str = "iospe", files: int =
         tasks = tasks_for(folder, split, list(range(1, 11)), files)
     except InputError as e:               # a file that is not EpiDoc: one line, no traceback
         fail(f"--corpus: {e}")
+    if keep:
+        tasks = [t for t in tasks if any(len(t.gold) in CLASSES[c] for c in keep)]
     if not per_class:
         return tasks
     out = []
@@ -281,6 +288,8 @@ def table(tasks: list, new: dict, old: dict) -> list[str]:
         h.rstrip(" %") for h in heads) + " | " + " | ".join(f"Δ {h.rstrip(' %')}" for h in heads)
         + " |", "|---|---:|" + "---:|" * (2 * len(heads) + 1)]
     for name, idx in groups.items():
+        if not idx:                         # a class --classes left out
+            continue
         pick = lambda s: {m: v[idx] for m, v in s.items()}  # noqa: E731
         lines.append(row(name, pick(a), pick(b)))
     return lines
@@ -299,6 +308,8 @@ def arguments() -> argparse.Namespace:
                     help="the part of the corpus (80/10/10 by inscription, seed 0; 'all': every "
                     "file, for a corpus the model never saw)")
     ap.add_argument("--per-class", type=int, default=0)
+    ap.add_argument("--classes", default="",
+                    help="length classes to keep, comma-separated (1-3, 4-6, 7-10; default all)")
     ap.add_argument("--files", type=int, default=0,
                     help="read a seeded sample (seed 0) of this many of the part's files only "
                     "(0: all; a large corpus such as EDH)")
@@ -357,7 +368,7 @@ def main() -> None:
         MEASURES = ("top1", "top10", "top20", "cer")
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files)
+    tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files, args.classes)
     if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
         tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
     tasks = [dataclasses.replace(t, text=spelled(t.text, t.gold, args.spelling)) for t in tasks]
@@ -383,7 +394,7 @@ def main() -> None:
           "left-to-right; 95% bootstrap "
           "intervals, Δ = paired bootstrap (new − baseline)\n")
     print("\n".join(table(tasks, new, old)))
-    if args.per_class:
+    if args.per_class and not args.classes:
         every = chosen_tasks(args.split, 0, args.corpus, args.files)
         mix = {c: sum(len(t.gold) in r for t in every) for c, r in CLASSES.items()}
         a, b = weighted(tasks, new, mix), weighted(tasks, old, mix)
