@@ -370,7 +370,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = chosen_tasks(args.split, args.per_class, args.corpus, args.files, args.classes)
     if args.sample and args.sample < len(tasks):      # a smaller fixed sample of those
-        tasks = sorted(random.Random(0).sample(tasks, args.sample), key=lambda t: (t.file, t.index))
+        tasks = sorted(random.Random(0).sample(tasks, args.sample),
+                       key=lambda t: (t.file, t.index))
     tasks = [dataclasses.replace(t, text=spelled(t.text, t.gold, args.spelling)) for t in tasks]
     part = args.split if args.corpus == "iospe" else f"{Path(args.corpus).name}.{args.split}"
     tag = lambda m, mem: re.sub(r"[^\w.-]+", "_", m) + f".{mem}"  # noqa: E731
