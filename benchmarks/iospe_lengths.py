@@ -40,7 +40,8 @@ def lacuna(task) -> str:
 
 
 def main() -> None:
-    from unknown_lengths import outcomes, paired, row     # it imports MARK from here
+    from unknown_lengths import (corpus_name, outcomes, paired,  # it imports MARK from here
+                                 print_table, row)
     args = _arguments()
     torch.set_num_threads(1)
     tasks = tasks_for(epidoc_folder(args.corpus), args.split, list(range(2, 11)), args.files)
@@ -69,15 +70,9 @@ def main() -> None:
             first = (entry, now)
         else:
             deltas.append(paired(f"{entry} against {first[0]}", now, first[1]))
-    corpus = "IOSPE" if args.corpus == "iospe" else args.corpus.rstrip("/").rsplit("/", 1)[-1]
-    print(f"{len(tasks)} supplements of 2-10 letters, {corpus} {args.split}, {args.model}, "
-          f"beam {args.beam}\n")
-    print("| gap | top-1 | top-10 | CER | right length | top-3 lengths | seconds |\n"
-          "|---|---:|---:|---:|---:|---:|---:|")
-    print("\n".join(rows))
-    if deltas:
-        print("\nPaired differences (95% bootstrap intervals; CER: lower is better):\n")
-        print("\n".join(deltas))
+    print(f"{len(tasks)} supplements of 2-10 letters, {corpus_name(args.corpus)} {args.split}, "
+          f"{args.model}, beam {args.beam}\n")
+    print_table(("gap", "right length"), rows, deltas)
 
 
 def _arguments() -> argparse.Namespace:

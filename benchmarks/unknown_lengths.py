@@ -133,10 +133,20 @@ def main() -> None:
                 first = (kind, now)
             else:
                 deltas.append(paired(f"{kind} against {first[0]}{rule}", now, first[1]))
-    corpus = "IOSPE" if args.corpus == "iospe" else args.corpus.rstrip("/").rsplit("/", 1)[-1]
-    print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], {corpus} {args.split}, "
-          f"{args.model}, beam {args.beam}, seed 0\n")
-    print("| lacuna | top-1 | top-10 | CER | top-1 length | top-3 lengths | seconds |\n"
+    print(f"{len(tasks)} supplements of 2-10 letters hidden as [---], {corpus_name(args.corpus)} "
+          f"{args.split}, {args.model}, beam {args.beam}, seed 0\n")
+    print_table(("lacuna", "top-1 length"), rows, deltas)
+
+
+def corpus_name(corpus: str) -> str:
+    """``IOSPE``, or the folder's name."""
+    return "IOSPE" if corpus == "iospe" else corpus.rstrip("/").rsplit("/", 1)[-1]
+
+
+def print_table(heads: tuple[str, str], rows: list[str], deltas: list[str]) -> None:
+    """The table of :func:`row`s (``heads``: its first column's and fifth column's names), then
+    the paired differences, if any."""
+    print(f"| {heads[0]} | top-1 | top-10 | CER | {heads[1]} | top-3 lengths | seconds |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     if deltas:
