@@ -110,7 +110,8 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
             phrases: Path | None = None, pairs: Path | None = None, mixtures: str = "",
             names: Path | None = None, order: str | None = None,
             shapes: Path | None = None, rerank: str | None = None, top_k: int = 10,
-            scorer: str | None = None, own_text: str | None = None) -> dict:
+            scorer: str | None = None, own_text: str | None = None,
+            own_words: str | None = None) -> dict:
     """{task key: [restorations, best first]} of a model, read from / added to ``cache``."""
     done, texts = cached(cache), cached(cache, "text")
     todo = [t for t in tasks if key(t) not in done or texts.get(key(t), text_id(t)) != text_id(t)]
@@ -118,9 +119,11 @@ def restore(model_name: str, memory: str, tasks: list, cache: Path, beam: int,
         model = infill.load_model(model_name, device="cpu")
         if own_text is not None:
             give_own_text(model, own_text)
+        if own_words is not None:
+            give_own_words(model, own_words)
         if memory == "off":
             model.phrases = model.pairs = model.names = model.shapes = model.gate = None
-            model.own_text = None
+            model.own_text = model.own_words = None
         elif phrases is not None:         # a phrase memory of one's own (choices on validation)
             from infill.models.phrases import load_phrases
             model.phrases = load_phrases(phrases, model.alphabet)
@@ -197,6 +200,27 @@ def give_own_text(model, given: str) -> None:
     if not model.own_text.beta > 0:
         fail(f"--own-text: beta must be above 0, not {beta}")
     model.mixed = tuple(m for m in model.mixed if m != "own_text") + ("own_text",)
+
+
+def give_own_words(model, given: str) -> None:
+    """Give ``model`` the lexicon of each input's own whole words, ``BETA[/SHORTEST]``, mixed
+    last but before the memory of its own text (``off``: take its own away)."""
+    from infill.models.own_words import OWN_WORDS_SHORTEST, OwnWords
+
+    if given == "off":
+        model.own_words = None
+        return
+    beta, _, shortest = given.partition("/")
+    try:
+        beta, shortest = float(beta), int(shortest or OWN_WORDS_SHORTEST)
+    except ValueError:
+        fail(f"--own-words: {given!r} is neither 'off' nor BETA[/SHORTEST]")
+    if not 0 < beta < float("inf") or shortest < 1:
+        fail(f"--own-words: beta must be above 0 and SHORTEST 1 or more, not {given}")
+    model.own_words = OwnWords(model.alphabet, beta, shortest)
+    rest = [m for m in model.mixed if m != "own_words"]
+    at = rest.index("own_text") if "own_text" in rest else len(rest)
+    model.mixed = tuple(rest[:at] + ["own_words"] + rest[at:])
 
 
 def key(task) -> str:
@@ -351,6 +375,9 @@ def arguments() -> argparse.Namespace:
                     help="the new model's memory of each input's own text: 'off' (none), or "
                     "its Witten-Bell beta and levels (mixed last; levels by default "
                     "own_text.OWN_TEXT_SIDES)")
+    ap.add_argument("--own-words", default=None, metavar="BETA[/SHORTEST]|off",
+                    help="the new model's lexicon of each input's own whole words: 'off' "
+                    "(none), or its beta and shortest word (mixed before its own text)")
     return ap.parse_args()
 
 
@@ -378,7 +405,8 @@ def main() -> None:
     name = args.name or tag(args.model, args.memory)
     new = restore(args.model, args.memory, tasks, args.out / f"{name}.{part}.jsonl",
                   args.beam, args.phrases, args.pairs, args.mixtures, args.names, args.order,
-                  args.shapes, args.rerank, args.top_k, args.scorer, args.own_text)
+                  args.shapes, args.rerank, args.top_k, args.scorer, args.own_text,
+                  args.own_words)
     old_name = args.baseline_name or tag(args.baseline, args.baseline_memory)
     old = restore(args.baseline, args.baseline_memory, tasks,
                   args.out / f"{old_name}.{part}.jsonl", args.beam, rerank="off",

@@ -3,13 +3,15 @@ stands elsewhere in its own inscription, and what the memory costs in decoding t
 
     python benchmarks/own_text.py --corpus ../shared/data/greek/iaph --split validation
     OMP_NUM_THREADS=1 python benchmarks/own_text.py --speed 48      # IOSPE validation
+    OMP_NUM_THREADS=1 python benchmarks/own_text.py --speed 48 --part own_words
 
 Without ``--speed``: per length class, the supplements whose letters the visible text holds
 elsewhere (accents, case and iota subscripts aside; u = v), and those a copy rule restores --
 the longest left context (3-12 letters, all visible) that recurs in the text, followed there by
 as many visible letters as are hidden, is the editor's. With ``--speed N``: seconds to restore
 the first N supplements (8 together, beam 10) with builtin:greek as it ships and without its
-own-text memory, batch by batch in turn (one run: a ratio).
+own-text memory (``--part own_words``: the lexicon of its own whole words,
+infill.models.own_words), batch by batch in turn (one run: a ratio).
 """
 from __future__ import annotations
 
@@ -65,15 +67,15 @@ def parallels(corpus: str, split: str) -> str:
     return "\n".join(lines)
 
 
-def speed(n: int) -> str:
-    """Seconds with and without the own-text memory, batch by batch in turn."""
+def speed(n: int, part: str = "own_text") -> str:
+    """Seconds with and without the model's ``part``, batch by batch in turn."""
     import infill
     from common import timed_in_turn
 
     model, bare = (infill.load_model("builtin:greek", device="cpu") for _ in range(2))
-    if model.own_text is None:
-        sys.exit("builtin:greek has no own-text memory to time")
-    bare.own_text = None
+    if getattr(model, part) is None:
+        sys.exit(f"builtin:greek has no {part} to time")
+    setattr(bare, part, None)
     tasks = tasks_for(epidoc_folder("iospe"), "validation", list(range(1, 11)))[:n]
     took = timed_in_turn({"with": model, "without": bare}, [t.text for t in tasks])
     return (f"{len(tasks)} supplements: with {took['with']:.1f} s, without "
@@ -86,9 +88,11 @@ def main() -> None:
     ap.add_argument("--split", default="validation", choices=("validation", "test", "all"))
     ap.add_argument("--speed", type=int, default=0, metavar="N",
                     help="time N IOSPE validation supplements with and without the memory")
+    ap.add_argument("--part", default="own_text", choices=("own_text", "own_words"),
+                    help="what --speed times: the own-text memory or the own whole words")
     args = ap.parse_args()
     if args.speed:
-        print(speed(args.speed))
+        print(speed(args.speed, args.part))
         return
     if epidoc_folder(args.corpus) is None:
         sys.exit(f"error: --corpus: {args.corpus!r} is neither 'iospe' nor a folder of *.xml")

@@ -41,6 +41,7 @@ from infill.models.lexicon import LEXICON_FILE, load_lexicon
 from infill.models.proper_names import NAMES_FILE, load_names, with_names
 from infill.models.gate import GATE_FILE, load_gate
 from infill.models.own_text import own_text_from
+from infill.models.own_words import own_words_from
 from infill.models.phrases import PAIRS_FILE, PHRASES_FILE, load_pairs, load_phrases
 from infill.models.shapes import SHAPES_FILE, load_shapes
 from infill.models.uv import one_letter, read_uv, uv_note, written_as
@@ -51,7 +52,7 @@ __all__ = ["CharConfig", "CharTransformer", "CharMaskedLM", "MIXTURES", "WordStr
 FORMAT = "infill-charmodel"
 VERSION = 1
 WEIGHTS = "model.safetensors"
-MIXTURES = ("lexicon", "pairs", "names", "shapes", "phrases", "gate", "own_text")
+MIXTURES = ("lexicon", "pairs", "names", "shapes", "phrases", "gate", "own_words", "own_text")
 """The parts a character model mixes into the network's conditional, in their default order
 (builtin:greek's); a model's ``charmodel.json`` may name another (``"mixtures"``)."""
 
@@ -276,6 +277,11 @@ def load_char(path: str | Path, device=None, dtype=None, **options) -> "CharMask
             raise ModelLoadError(f"{path / 'charmodel.json'}: \"own_text\" is described but "
                                  f"\"mixtures\" does not mix it")
         wrapped.own_text = own_text_from(meta["own_text"], alphabet, path / "charmodel.json")
+    if "own_words" in meta:
+        if "own_words" not in wrapped.mixed:
+            raise ModelLoadError(f"{path / 'charmodel.json'}: \"own_words\" is described but "
+                                 f"\"mixtures\" does not mix it")
+        wrapped.own_words = own_words_from(meta["own_words"], alphabet, path / "charmodel.json")
     return wrapped
 
 
@@ -325,9 +331,12 @@ class CharMaskedLM(MaskedLM):
     the lengths of the words around, :mod:`infill.models.shapes`), and with a
     ``phrases.safetensors``, with its phrase memory (:mod:`infill.models.phrases`), and with a
     ``gate.json``, with one phrase and shape memory per corpus, each weighed by how like
-    that corpus the input is (:mod:`infill.models.gate`), and with an ``"own_text"`` in its
-    ``charmodel.json``, last with the memory of each row's own text (:mod:`infill.models.own_text`:
-    a lost stretch found where the same inscription keeps it). That is the default order,
+    that corpus the input is (:mod:`infill.models.gate`); with an ``"own_words"`` in its
+    ``charmodel.json``, with the lexicon of each row's own whole words
+    (:mod:`infill.models.own_words`: a broken word the same inscription keeps whole), and with an
+    ``"own_text"``, last with the memory of each row's own text (:mod:`infill.models.own_text`:
+    a lost stretch found where the same inscription keeps it, the most particular evidence,
+    so it has the last word). That is the default order,
     :data:`MIXTURES`; a model's ``charmodel.json`` may give its own (``"mixtures"``, in
     :attr:`mixed`: builtin:latin mixes its shape memory first).
     """
@@ -341,6 +350,7 @@ class CharMaskedLM(MaskedLM):
     shapes = None
     gate = None
     own_text = None
+    own_words = None
     _uv = None                                                          # its u/v reading, once
     _divider = None                                                     # its word division, once
     mixed = MIXTURES                                                    # their order into q

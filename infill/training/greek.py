@@ -41,6 +41,7 @@ from infill.data.inscriptions import (inscription_folders, iospe_split, mixed_ex
                                      training_names, training_texts)
 from infill.models.gate import SOURCES_DIR, save_gate, source_names
 from infill.models.own_text import OwnText
+from infill.models.own_words import OwnWords
 from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
@@ -149,9 +150,9 @@ class GreekFamily(Family):
         return model.head(model.hidden(input_ids, attention_mask)[select])
 
     def save(self, model, out: Path) -> None:
-        own_text = OwnText(self.alphabet)
         save_char(model, out, self.alphabet, dtype=torch.float16,
-                  extra={"own_text": own_text.settings()})
+                  extra={"own_text": OwnText(self.alphabet).settings(),
+                         "own_words": OwnWords(self.alphabet).settings()})
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
         """The lexicon of the training split's words (:mod:`infill.models.lexicon`) and the

@@ -30,6 +30,25 @@ def tiny_char():
     return make
 
 
+@pytest.fixture
+def char_described(tmp_path, tiny_char):
+    """``char_described(part, settings, mixtures=None)``: the folder of :func:`tiny_char`'s model
+    saved through the real writer, its ``charmodel.json`` holding ``part``: ``settings`` (and
+    ``"mixtures"`` where given)."""
+    from infill.data.greek import GREEK
+    from infill.models.char import save_char
+
+    def make(part: str, settings, mixtures=None) -> Path:
+        d = save_char(tiny_char().model, tmp_path / "m", GREEK)
+        meta = json.loads((d / "charmodel.json").read_text())
+        meta[part] = settings
+        if mixtures is not None:
+            meta["mixtures"] = mixtures
+        (d / "charmodel.json").write_text(json.dumps(meta))
+        return d
+    return make
+
+
 @pytest.fixture(scope="session")
 def char_with_lexicon(tmp_path_factory):
     """``char_with_lexicon(alphabet, words, seed, max_length)``: the folder (str) of a tiny random

@@ -10,7 +10,6 @@ import torch
 import infill
 from infill.data.greek import GREEK
 from infill.errors import ModelLoadError
-from infill.models.char import save_char
 from infill.models.own_text import OWN_TEXT_SIDES, OwnText, own_text_from
 from infill.models.phrases import build_phrases
 
@@ -79,24 +78,17 @@ def test_the_hidden_rest_and_missing_letters_are_never_stored():
 
 
 @pytest.fixture
-def own_model(tmp_path, tiny_char):
+def own_model(char_described):
     """A tiny Greek model whose charmodel.json holds ``own_text`` (and ``mixtures``)."""
-    def make(own_text, mixtures=None):
-        d = save_char(tiny_char().model, tmp_path / "m", A)
-        meta = json.loads((d / "charmodel.json").read_text())
-        meta["own_text"] = own_text
-        if mixtures is not None:
-            meta["mixtures"] = mixtures
-        (d / "charmodel.json").write_text(json.dumps(meta))
-        return d
-    return make
+    return lambda own_text, mixtures=None: char_described("own_text", own_text, mixtures)
 
 
 def test_a_model_restores_a_name_from_its_own_inscription(own_model):
     model = infill.load_model(str(own_model({"sides": "3:3,8:0,0:8,6:6", "beta": 0.25})),
                               device="cpu")
     assert model.own_text.settings() == {"sides": "3:3,8:0,0:8,6:6", "beta": 0.25}
-    assert model.own_text.sides == OWN_TEXT_SIDES and model.mixed[-1] == "own_text"
+    assert model.own_text.sides == OWN_TEXT_SIDES
+    assert model.mixed[-2:] == ("own_words", "own_text")
     short = "διονυσιου δινομαχου τουσ εξ και διονυσιου ????????? τουσ"
     assert len(short) + 1 < model.max_length              # the parallel is in the window
     [best] = infill.fill(model, [short], gap=1, marker="?", beam_size=5, top_k=1)

@@ -66,6 +66,28 @@ def expected_fn():
     return expected
 
 
+@pytest.fixture
+def first_of_every_front_end(client, catalog):
+    """``first_of_every_front_end(model, text)``: ``POST /api/fill``, ``infill run --json`` and
+    the Python API answer ``text`` (top 3) alike; returns the first completion's fills, joined
+    and lower-cased."""
+    from click.testing import CliRunner
+
+    from infill_cli.main import main
+
+    def first(model: str, text: str) -> str:
+        got = client.post("/api/fill", json={"text": text, "model": model, "top_k": 3,
+                                             "id": "1"})
+        assert got.status_code == 200
+        out = CliRunner().invoke(main, ["run", "--model", model, "--device", "cpu", "--json",
+                                        "--top-k", "3", text])
+        assert out.exit_code == 0, out.output
+        assert got.json() == json.loads(out.output.splitlines()[0])
+        assert got.json() == expected(catalog, model, text, top_k=3, id="1")
+        return "".join(got.json()["completions"][0]["fills"]).lower()
+    return first
+
+
 @pytest.fixture(scope="session")
 def same_answer_fn():
     """:func:`same_answer` for the tests."""

@@ -1,29 +1,23 @@
 """builtin:greek's memory of the input's own text reaches every front end through the one jobs
 layer: the HTTP API, ``infill run --json`` and the Python API give the same restoration, and it
-is the name the inscription gives elsewhere."""
+is the name the inscription gives elsewhere -- though the text's own words of that length give
+Διονυσίου twice (the own words are mixed first, so the repeated clause has the last word)."""
 from __future__ import annotations
-
-import json
-
-from click.testing import CliRunner
-
-from infill_cli.main import main
 
 TEXT = ("Ἀρτέμων Ἀδράστου τοῦ Διονυσίου Δινομάχου τοὺς ἓξ κείονας ἐκ τῶν ἰδίων ἀνέθηκε· "
         "Ἀρτέμων Ἀδράστου τοῦ Διονυσίου ????????? τοὺς ἓξ κείονας")
 
 
-def test_the_own_text_restoration_is_the_same_through_http_cli_and_api(client, catalog,
-                                                                      expected_fn):
+def test_the_own_text_restoration_is_the_same_through_http_cli_and_api(catalog,
+                                                                      first_of_every_front_end):
     model = catalog.get("builtin:greek")
-    assert model.own_text is not None
-    got = client.post("/api/fill", json={"text": TEXT, "model": "builtin:greek", "top_k": 3,
-                                         "id": "1"})
-    assert got.status_code == 200
-    out = CliRunner().invoke(main, ["run", "--model", "builtin:greek", "--device", "cpu",
-                                    "--json", "--top-k", "3", TEXT])
-    assert out.exit_code == 0, out.output
-    assert got.json() == json.loads(out.output.splitlines()[0])
-    assert got.json() == expected_fn(catalog, "builtin:greek", TEXT, top_k=3, id="1")
-    first = got.json()["completions"][0]
-    assert "".join(first["fills"]).lower() == "δινομαχου"
+    assert model.own_text is not None and model.own_words is not None
+    assert first_of_every_front_end("builtin:greek", TEXT) == "δινομαχου"
+
+
+def test_mixed_after_the_own_text_the_own_words_would_outweigh_the_repeated_clause():
+    import infill
+    model = infill.load_model("builtin:greek", device="cpu")
+    model.mixed = tuple(m for m in model.mixed if m != "own_words") + ("own_words",)
+    [best] = infill.fill(model, TEXT, top_k=1)
+    assert "".join(best[0].fills).lower() == "διονυσίου"

@@ -1,0 +1,146 @@
+"""The input's own words as a lexicon: a damaged word restored from where the same text keeps it
+whole.
+
+A treaty names its two cities again and again, a decree its honorand, an epitaph the father's
+name beside the son's: "Λυ?????? ... τοῖς τε Λυττίοις" is Λυττίοις to any reader of the stone.
+The lexicon (:mod:`infill.models.lexicon`) knows the words of the training corpora, where a
+Cretan city's name is rare or absent; the memory of the input's own text
+(:mod:`infill.models.own_text`) meets a repeated word only where its neighbours repeat too,
+which a fragment's broken lines seldom keep. This part is the lexicon of one text: the *whole
+words* of each row -- runs of letters bounded on both sides by a space, a punctuation mark, a
+numeral or the text's ends (never by a ``?``, ``-`` or ``^``: a word the stone breaks is not
+whole) -- each occurrence weighing 1.
+
+At a position t whose word (the lexicon's: letters, ``?`` and ``-`` between bounds) has a known
+letter and at least ``shortest`` characters, with n the number of the row's whole words of its
+length that agree with every known letter, u the number of distinct ones among them, and m(w)
+the share of them with w at t,
+
+    q'(w) = S · λ m(w) + (1 − λ) q(w),   λ = n / (n + β u),   q'(s) = q(s) for ``^`` and ``-``
+
+-- the lexicon's mixture (S = Σ_{w not special} q(w)) at a Witten–Bell weight, as the phrase
+memory's: a word the text repeats is trusted more, a pattern many of its words fit less. So q'
+sums to 1, and where no whole word of the row agrees, q' = q. Shorter words are left alone: an
+article or a particle agrees with too many of a text's words to say anything (on the IOSPE
+validation split, mixing them too lost 1.1 points at rank 1). The letters a row already has
+restored count as the stone's (the word holding t is never whole while t is hidden). A model
+mixes it where its ``"mixtures"`` name ``own_words``, when its ``charmodel.json`` holds
+``"own_words": {"beta": β, "shortest": k}`` (:func:`own_words_from`).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from infill.errors import ModelLoadError
+from infill.models.lexicon import build_lexicon, matching
+from infill.models.memory import mix_rows
+
+__all__ = ["OwnWords", "OWN_WORDS_BETA", "own_words_from"]
+
+OWN_WORDS_BETA = 1.0
+OWN_WORDS_SHORTEST = 4
+MAX_BETA = 1000.0
+_CACHE = 1 << 10
+
+
+@dataclass
+class OwnWords:
+    """The lexicon of each row's own whole words of ``shortest`` letters or more, mixed with
+    weight λ = n / (n + ``beta`` u)."""
+
+    alphabet: object
+    beta: float = OWN_WORDS_BETA
+    shortest: int = OWN_WORDS_SHORTEST
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self._shape = build_lexicon({}, self.alphabet, self.beta)   # words around, specials
+
+    def mix(self, logq: torch.Tensor, input_ids: torch.Tensor, positions: torch.Tensor
+            ) -> torch.Tensor:
+        """log q' (the module doc) from log q [R, P, V] at ``positions`` [R, P] of
+        ``input_ids`` [R, T]."""
+        ids = input_ids.detach().cpu().numpy().astype(np.int64)
+        pos = positions.detach().cpu().numpy().astype(np.int64)
+        start, end = self._shape._words_at(ids, pos)
+        R, P = pos.shape
+        letters, V = self._shape.letter_ids, self._shape.vocab_size
+        seen, mixture, keep = [], [], []
+        for r in np.nonzero((end > start).any(1))[0]:
+            table = self.words_of(ids[r])
+            for j in np.nonzero(end[r] > start[r])[0]:
+                word = ids[r, start[r, j]:end[r, j]]
+                if len(word) not in table or len(word) < self.shortest or \
+                        not np.isin(word, letters).any():
+                    continue
+                m, n = matching(*table[len(word)], word, pos[r, j] - start[r, j], letters, V)
+                if n > 0:
+                    lam = n / (n + self.beta * _distinct(table[len(word)][0], word, letters))
+                    seen.append(r * P + j)
+                    mixture.append(lam * m)
+                    keep.append(1 - lam)
+        if not seen:
+            return logq
+        return mix_rows(logq, np.array(seen), np.stack(mixture), np.array(keep),
+                        self._shape._special)
+
+    def words_of(self, row: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """{length: ([N, length] letter ids, [N] counts)} of a row's whole words."""
+        key = row.tobytes()
+        if key not in self._cache:
+            if len(self._cache) >= _CACHE:
+                self._cache.clear()
+            counts = Counter(tuple(w) for w in whole_words(row, self._shape))
+            table: dict[int, tuple[list, list]] = {}
+            for w, c in counts.items():
+                table.setdefault(len(w), ([], []))
+                table[len(w)][0].append(w)
+                table[len(w)][1].append(float(c))
+            self._cache[key] = {n: (np.array(ws, dtype=np.int64), np.array(cs))
+                                for n, (ws, cs) in table.items()}
+        return self._cache[key]
+
+    def settings(self) -> dict:
+        """What ``charmodel.json`` holds under ``"own_words"``."""
+        return {"beta": self.beta, "shortest": self.shortest}
+
+
+def _distinct(table: np.ndarray, word: np.ndarray, letters: np.ndarray) -> int:
+    """How many of ``table``'s (distinct) words agree with ``word``'s known letters."""
+    known = np.nonzero(np.isin(word, letters))[0]
+    return int(np.all(table[:, known] == word[known], axis=1).sum())
+
+
+def whole_words(row: np.ndarray, shape) -> list[np.ndarray]:
+    """The runs of letters of ``row`` bounded by neither a letter nor a ``?``, ``-`` or ``^``."""
+    letter = np.isin(row, shape.letter_ids)
+    broken = np.isin(row, shape.wild_ids) | np.isin(row, shape.stop_ids)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], letter.astype(np.int8), [0]])))
+    out = []
+    for a, b in zip(edges[0::2], edges[1::2]):
+        if (a > 0 and broken[a - 1]) or (b < len(row) and broken[b]):
+            continue
+        out.append(row[a:b])
+    return out
+
+
+def own_words_from(raw, alphabet, where) -> OwnWords:
+    """The :class:`OwnWords` a ``charmodel.json``'s ``"own_words"`` describes (``{"beta": β,
+    "shortest": k}``, 0 < β ≤ 1000, k ≥ 1 an integer); else ModelLoadError naming ``where``."""
+    if not isinstance(raw, dict) or set(raw) - {"beta", "shortest"}:
+        raise ModelLoadError(f"{where}: \"own_words\" must be an object with \"beta\" and "
+                             f"\"shortest\"")
+    beta = raw.get("beta", OWN_WORDS_BETA)
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or \
+            not (math.isfinite(beta) and 0 < beta <= MAX_BETA):
+        raise ModelLoadError(f"{where}: \"own_words\" beta must be a number in (0, {MAX_BETA:g}]")
+    shortest = raw.get("shortest", OWN_WORDS_SHORTEST)
+    if isinstance(shortest, bool) or not isinstance(shortest, int) or shortest < 1:
+        raise ModelLoadError(f"{where}: \"own_words\" shortest must be a whole number of "
+                             f"letters, 1 or more")
+    return OwnWords(alphabet, float(beta), shortest)
