@@ -203,21 +203,23 @@ def give_own_text(model, given: str) -> None:
 
 
 def give_own_words(model, given: str) -> None:
-    """Give ``model`` the lexicon of each input's own whole words, ``BETA[/SHORTEST]``, mixed
-    last but before the memory of its own text (``off``: take its own away)."""
+    """Give ``model`` the lexicon of each input's own whole words, ``BETA[/SHORTEST[/BARE]]``,
+    mixed last but before the memory of its own text (``off``: take its own away)."""
     from infill.models.own_words import OWN_WORDS_SHORTEST, OwnWords
 
     if given == "off":
         model.own_words = None
         return
-    beta, _, shortest = given.partition("/")
+    beta, _, rest = given.partition("/")
+    shortest, _, bare = rest.partition("/")
     try:
         beta, shortest = float(beta), int(shortest or OWN_WORDS_SHORTEST)
+        bare = float(bare) if bare else None
     except ValueError:
-        fail(f"--own-words: {given!r} is neither 'off' nor BETA[/SHORTEST]")
-    if not 0 < beta < float("inf") or shortest < 1:
-        fail(f"--own-words: beta must be above 0 and SHORTEST 1 or more, not {given}")
-    model.own_words = OwnWords(model.alphabet, beta, shortest)
+        fail(f"--own-words: {given!r} is neither 'off' nor BETA[/SHORTEST[/BARE]]")
+    if not 0 < beta < float("inf") or shortest < 1 or not (bare is None or bare > 0):
+        fail(f"--own-words: beta and BARE must be above 0 and SHORTEST 1 or more, not {given}")
+    model.own_words = OwnWords(model.alphabet, beta, shortest, bare)
     rest = [m for m in model.mixed if m != "own_words"]
     at = rest.index("own_text") if "own_text" in rest else len(rest)
     model.mixed = tuple(rest[:at] + ["own_words"] + rest[at:])
@@ -375,9 +377,9 @@ def arguments() -> argparse.Namespace:
                     help="the new model's memory of each input's own text: 'off' (none), or "
                     "its Witten-Bell beta and levels (mixed last; levels by default "
                     "own_text.OWN_TEXT_SIDES)")
-    ap.add_argument("--own-words", default=None, metavar="BETA[/SHORTEST]|off",
-                    help="the new model's lexicon of each input's own whole words: 'off' "
-                    "(none), or its beta and shortest word (mixed before its own text)")
+    ap.add_argument("--own-words", default=None, metavar="BETA[/SHORTEST[/BARE]]|off",
+                    help="the new model's own-words lexicon: 'off', or its beta, shortest "
+                    "word and lost word's beta (none by default; mixed before its own text)")
     return ap.parse_args()
 
 

@@ -20,12 +20,15 @@ the share of them with w at t,
 
 -- the lexicon's mixture (S = Σ_{w not special} q(w)) at a Witten–Bell weight, as the phrase
 memory's: a word the text repeats is trusted more, a pattern many of its words fit less. So q'
-sums to 1, and where no whole word of the row agrees, q' = q. Shorter words are left alone: an
+sums to 1, and where no whole word of the row agrees, q' = q. A word with no letter left (a
+lost word, ``?????``) is mixed only where ``bare`` is given, at λ = n / (n + β₀ u) with β₀ =
+``bare``: every whole word of its length agrees with it, so it is weighed far less than a
+word whose letters chose its partners. Shorter words are left alone: an
 article or a particle agrees with too many of a text's words to say anything (on the IOSPE
 validation split, mixing them too lost 1.1 points at rank 1). The letters a row already has
 restored count as the stone's (the word holding t is never whole while t is hidden). A model
 mixes it where its ``"mixtures"`` name ``own_words``, when its ``charmodel.json`` holds
-``"own_words": {"beta": β, "shortest": k}`` (:func:`own_words_from`).
+``"own_words": {"beta": β, "shortest": k, "bare": β₀}`` (:func:`own_words_from`).
 """
 from __future__ import annotations
 
@@ -40,10 +43,13 @@ from infill.errors import ModelLoadError
 from infill.models.lexicon import build_lexicon, matching
 from infill.models.memory import mix_rows
 
-__all__ = ["OwnWords", "OWN_WORDS_BETA", "own_words_from"]
+__all__ = ["OwnWords", "OWN_WORDS_BARE", "OWN_WORDS_BETA", "own_words_from"]
 
 OWN_WORDS_BETA = 1.0
 OWN_WORDS_SHORTEST = 4
+OWN_WORDS_BARE = 10.0
+"""builtin:greek's β₀ (``infill train greek`` writes it); a file without ``"bare"`` mixes no lost
+word."""
 MAX_BETA = 1000.0
 _CACHE = 1 << 10
 
@@ -51,11 +57,13 @@ _CACHE = 1 << 10
 @dataclass
 class OwnWords:
     """The lexicon of each row's own whole words of ``shortest`` letters or more, mixed with
-    weight λ = n / (n + ``beta`` u)."""
+    weight λ = n / (n + ``beta`` u); at a word with no known letter with ``bare`` for β, or
+    not at all (None)."""
 
     alphabet: object
     beta: float = OWN_WORDS_BETA
     shortest: int = OWN_WORDS_SHORTEST
+    bare: float | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -75,12 +83,14 @@ class OwnWords:
             table = self.words_of(ids[r])
             for j in np.nonzero(end[r] > start[r])[0]:
                 word = ids[r, start[r, j]:end[r, j]]
+                known = np.isin(word, letters).any()
                 if len(word) not in table or len(word) < self.shortest or \
-                        not np.isin(word, letters).any():
+                        not (known or self.bare is not None):
                     continue
                 m, n = matching(*table[len(word)], word, pos[r, j] - start[r, j], letters, V)
                 if n > 0:
-                    lam = n / (n + self.beta * _distinct(table[len(word)][0], word, letters))
+                    beta = self.beta if known else self.bare
+                    lam = n / (n + beta * _distinct(table[len(word)][0], word, letters))
                     seen.append(r * P + j)
                     mixture.append(lam * m)
                     keep.append(1 - lam)
@@ -107,7 +117,8 @@ class OwnWords:
 
     def settings(self) -> dict:
         """What ``charmodel.json`` holds under ``"own_words"``."""
-        return {"beta": self.beta, "shortest": self.shortest}
+        bare = {} if self.bare is None else {"bare": self.bare}
+        return {"beta": self.beta, "shortest": self.shortest, **bare}
 
 
 def _distinct(table: np.ndarray, word: np.ndarray, letters: np.ndarray) -> int:
@@ -131,16 +142,23 @@ def whole_words(row: np.ndarray, shape) -> list[np.ndarray]:
 
 def own_words_from(raw, alphabet, where) -> OwnWords:
     """The :class:`OwnWords` a ``charmodel.json``'s ``"own_words"`` describes (``{"beta": β,
-    "shortest": k}``, 0 < β ≤ 1000, k ≥ 1 an integer); else ModelLoadError naming ``where``."""
-    if not isinstance(raw, dict) or set(raw) - {"beta", "shortest"}:
-        raise ModelLoadError(f"{where}: \"own_words\" must be an object with \"beta\" and "
-                             f"\"shortest\"")
-    beta = raw.get("beta", OWN_WORDS_BETA)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or \
-            not (math.isfinite(beta) and 0 < beta <= MAX_BETA):
-        raise ModelLoadError(f"{where}: \"own_words\" beta must be a number in (0, {MAX_BETA:g}]")
+    "shortest": k, "bare": β₀}``, 0 < β, β₀ ≤ 1000, k ≥ 1 an integer, β₀ optional); else
+    ModelLoadError naming ``where``."""
+    if not isinstance(raw, dict) or set(raw) - {"beta", "shortest", "bare"}:
+        raise ModelLoadError(f"{where}: \"own_words\" must be an object with \"beta\", "
+                             f"\"shortest\" and \"bare\"")
+    beta = _weight(raw.get("beta", OWN_WORDS_BETA), "beta", where)
+    bare = None if raw.get("bare") is None else _weight(raw["bare"], "bare", where)
     shortest = raw.get("shortest", OWN_WORDS_SHORTEST)
     if isinstance(shortest, bool) or not isinstance(shortest, int) or shortest < 1:
         raise ModelLoadError(f"{where}: \"own_words\" shortest must be a whole number of "
                              f"letters, 1 or more")
-    return OwnWords(alphabet, float(beta), shortest)
+    return OwnWords(alphabet, beta, shortest, bare)
+
+
+def _weight(value, name: str, where) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not (math.isfinite(value) and 0 < value <= MAX_BETA):
+        raise ModelLoadError(f"{where}: \"own_words\" {name} must be a number in "
+                             f"(0, {MAX_BETA:g}]")
+    return float(value)

@@ -41,7 +41,7 @@ from infill.data.inscriptions import (inscription_folders, iospe_split, mixed_ex
                                      training_names, training_texts)
 from infill.models.gate import SOURCES_DIR, save_gate, source_names
 from infill.models.own_text import OwnText
-from infill.models.own_words import OwnWords
+from infill.models.own_words import OWN_WORDS_BARE, OwnWords
 from infill.training.inscriptions import word_list
 from infill.training.loop import Family, TrainConfig, TrainResult, transformer_parameters
 from infill.training.loop import train as train_loop
@@ -152,7 +152,7 @@ class GreekFamily(Family):
     def save(self, model, out: Path) -> None:
         save_char(model, out, self.alphabet, dtype=torch.float16,
                   extra={"own_text": OwnText(self.alphabet).settings(),
-                         "own_words": OwnWords(self.alphabet).settings()})
+                         "own_words": OwnWords(self.alphabet, bare=OWN_WORDS_BARE).settings()})
 
     def save_memory(self, out: Path, train: list[list[int]]) -> None:
         """The lexicon of the training split's words (:mod:`infill.models.lexicon`) and the

@@ -29,7 +29,8 @@ def _logq(shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:
     return torch.log_softmax(torch.randn(*shape, A.n_outputs, generator=g), -1)
 
 
-def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int) -> torch.Tensor:
+def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int,
+           bare: float | None = None) -> torch.Tensor:
     """q' at character t of ``text`` (0-based, no start symbol), from the module's formula
     written over strings: the whole words are the maximal letter runs not touching ?, - or ^."""
     letters = set(A.letters)
@@ -45,10 +46,11 @@ def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int) ->
     word = text[a:b]
     agree = [w for w in whole if len(w) == len(word)
              and all(p in "?-" or p == c for p, c in zip(word, w))]
-    if not agree or all(p in "?-" for p in word) or len(word) < shortest:
+    lost = all(p in "?-" for p in word)
+    if not agree or (lost and bare is None) or len(word) < shortest:
         return logq
     n = len(agree)
-    lam = n / (n + beta * len(set(agree)))
+    lam = n / (n + (bare if lost else beta) * len(set(agree)))
     q = logq.double().exp()
     special = torch.zeros(A.n_outputs, dtype=torch.bool)
     special[[A.unk_id, A.missing_id]] = True
@@ -60,8 +62,10 @@ def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int) ->
     return out.log().float()
 
 
-@pytest.mark.parametrize("beta, shortest", [(1.0, 4), (0.25, 1), (4.0, 2), (1.0, 8)])
-def test_each_row_is_mixed_with_its_own_whole_words_alone(beta, shortest):
+@pytest.mark.parametrize("beta, shortest, bare", [(1.0, 4, None), (0.25, 1, None),
+                                                  (4.0, 2, None), (1.0, 8, None),
+                                                  (1.0, 4, 10.0), (0.5, 2, 3.0)])
+def test_each_row_is_mixed_with_its_own_whole_words_alone(beta, shortest, bare):
     texts = [TREATY,
              "ε? πολυρηνι και τα πολυρηνιων εμ π?????νι -ολυρηνι εμ πολ",
              "κλαυδιοσ κλαυδιου υιοσ κλαυδ?οσ κλ??διου ???σ και ο δημοσ ο δημ?σ"]
@@ -70,10 +74,10 @@ def test_each_row_is_mixed_with_its_own_whole_words_alone(beta, shortest):
     n = min(map(len, hidden))
     pos = torch.tensor([[k + 1 for k in h[:n]] for h in hidden])     # + the start symbol
     logq = _logq(tuple(pos.shape))
-    got = OwnWords(A, beta, shortest).mix(logq, ids, pos)
+    got = OwnWords(A, beta, shortest, bare).mix(logq, ids, pos)
     for r, text in enumerate(texts):
         for j in range(n):
-            want = _brute(text, int(pos[r, j]) - 1, logq[r, j], beta, shortest)
+            want = _brute(text, int(pos[r, j]) - 1, logq[r, j], beta, shortest, bare)
             assert torch.allclose(got[r, j], want, atol=1e-5), (r, j)
     assert torch.allclose(got.exp().sum(-1), torch.ones(pos.shape), atol=1e-5)
     first = A.char_to_id("τ")                 # λυ?????? meets λυττιοισ, counted once
@@ -93,11 +97,19 @@ def test_a_word_the_stone_breaks_is_not_whole_and_a_row_never_meets_another_rows
     assert got[1, 0, A.char_to_id("τ")].exp() > 0.9 * 2 / 3        # two whole words, β = 1
 
 
-def test_a_pattern_without_a_known_letter_is_left_alone():
-    ids = _rows(["λυττιοισ και ???????? και λυττιοισ"])
+def test_a_pattern_without_a_known_letter_is_left_alone_unless_bare_is_given():
+    text = "λυττιοισ και ???????? και λυττιοισ και πολυρηνι"
+    ids = _rows([text])
     pos = torch.nonzero(ids[0] == A.mask_id)[:, 0][None]
     logq = _logq(tuple(pos.shape))
     assert torch.equal(OwnWords(A).mix(logq, ids, pos), logq)
+    got = OwnWords(A, bare=10.0).mix(logq, ids, pos)
+    for j in range(pos.shape[1]):
+        assert torch.allclose(got[0, j], _brute(text, int(pos[0, j]) - 1, logq[0, j], 1.0, 4,
+                                                10.0), atol=1e-5)
+    lam = 3 / (3 + 10.0 * 2)          # n 3: λυττιοισ twice, πολυρηνι once; u 2
+    assert got[0, 0, A.char_to_id("λ")].exp() > 0.9 * lam * 2 / 3
+    assert got[0, 0, A.char_to_id("π")].exp() > 0.9 * lam * 1 / 3
 
 
 @pytest.fixture
@@ -119,6 +131,18 @@ def test_a_model_restores_a_city_from_its_own_treaty(words_model):
     assert "".join(bare[0].fills) != "ττιοις"
 
 
+def test_a_model_given_bare_restores_a_lost_word_from_its_own_text(words_model):
+    model = infill.load_model(str(words_model({"beta": 0.25, "shortest": 5, "bare": 0.25})),
+                              device="cpu")
+    assert model.own_words.settings() == {"beta": 0.25, "shortest": 5, "bare": 0.25}
+    lost = "τοισ τε λυττιοισ και ???????? δε"
+    [best] = infill.fill(model, [lost], gap=1, marker="?", beam_size=1, top_k=1)   # greedy
+    assert "".join(best[0].fills) == "λυττιοις"
+    model.own_words.bare = None
+    [without] = infill.fill(model, [lost], gap=1, marker="?", beam_size=1, top_k=1)
+    assert "".join(without[0].fills) != "λυττιοις"
+
+
 @pytest.mark.parametrize("own_words, says", [
     ({"beta": 0}, "beta must be a number"),
     ({"beta": "1"}, "beta must be a number"),
@@ -128,6 +152,8 @@ def test_a_model_restores_a_city_from_its_own_treaty(words_model):
     ({"beta": 1, "shortest": 4.0}, "shortest must be a whole number"),
     ({"beta": 1, "shortest": True}, "shortest must be a whole number"),
     ({"beta": 1, "sides": "3:3"}, "must be an object"),
+    ({"beta": 1, "bare": 0}, "bare must be a number"),
+    ({"beta": 1, "bare": "10"}, "bare must be a number"),
     (1.0, "must be an object"),
 ])
 def test_a_bad_own_words_is_one_line_exit_2(words_model, load_error_line, own_words, says):
@@ -141,9 +167,9 @@ def test_own_words_the_mixing_order_leaves_out_is_an_error(words_model):
 
 
 def test_the_settings_round_trip():
-    own = OwnWords(A, 0.5, 6)
+    own = OwnWords(A, 0.5, 6, 12.0)
     back = own_words_from(json.loads(json.dumps(own.settings())), A, "x")
-    assert (back.beta, back.shortest) == (0.5, 6)
+    assert (back.beta, back.shortest, back.bare) == (0.5, 6, 12.0)
     assert own_words_from({}, A, "x").settings() == {"beta": 1.0, "shortest": 4}
 
 

@@ -143,7 +143,8 @@ def test_cli_trains_with_inscriptions_and_a_word_stream(tmp_path, epidoc):
     assert lm.model.words is not None and lm.max_length == 64
     assert meta["own_text"] == {"sides": "3:3,8:0,0:8,6:6", "beta": PHRASE_BETA}
     assert lm.own_text.beta == PHRASE_BETA and lm.mixed[-2:] == ("own_words", "own_text")
-    assert meta["own_words"] == {"beta": 1.0, "shortest": 4} == lm.own_words.settings()
+    assert meta["own_words"] == {"beta": 1.0, "shortest": 4, "bare": 10.0} == \
+        lm.own_words.settings()
     assert infill.fill(lm, "ο δημοσ ετιμη??", top_k=2)[0][0].text.startswith("ο δημοσ ετιμη")
     # a run started from these weights begins where this one ended
     again = tmp_path / "again"
