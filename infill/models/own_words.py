@@ -146,7 +146,7 @@ def own_words_from(raw, alphabet, where) -> OwnWords:
     ModelLoadError naming ``where``."""
     if not isinstance(raw, dict) or set(raw) - {"beta", "shortest", "bare"}:
         raise ModelLoadError(f"{where}: \"own_words\" must be an object with \"beta\", "
-                             f"\"shortest\" and \"bare\"")
+                             f"\"shortest\" and, optionally, \"bare\"")
     beta = _weight(raw.get("beta", OWN_WORDS_BETA), "beta", where)
     bare = None if raw.get("bare") is None else _weight(raw["bare"], "bare", where)
     shortest = raw.get("shortest", OWN_WORDS_SHORTEST)
