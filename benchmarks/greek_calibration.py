@@ -105,6 +105,35 @@ def fit(sets: list[tuple[str, list, np.ndarray]], unlisted: bool = False
     return float(min(GRID, key=lambda t: cost(t, None))), None
 
 
+def fit_per_count(sets: list[tuple[str, list, np.ndarray]], t: float, most: int
+                  ) -> tuple[float, ...]:
+    """u_k for k = 1 .. ``most`` listed restorations at temperature ``t``: for each k, the u of
+    least NLL (the sets weighing the same) when only the first k of each supplement's
+    restorations are listed -- as an edition lacuna's few distinct readings are."""
+    out = []
+    for k in range(1, most + 1):
+        cost = lambda u: np.mean([nll(stated([x[:k] for x in ss], t, u), y)  # noqa: E731
+                                  for _, ss, y in sets])
+        out.append(float(min(np.round(np.arange(-8.0, 2.0001, 0.1), 1), key=cost)))
+    return tuple(out)
+
+
+def by_count(sets, t: float, us: dict[str, object], most: int) -> list[str]:
+    """Markdown: ECE per set when the first k restorations are listed, under each u of ``us``."""
+    ks = [k for k in (1, 2, 3, 5, 10) if k <= most]
+    lines = ["| set | u | " + " | ".join(f"ECE, {k} listed" for k in ks) + " |",
+             "|---|---|" + "---:|" * len(ks)]
+    for label, scores, y in sets:
+        for name, u in us.items():
+            cells = [f"{ece(stated([x[:k] for x in scores], t, u), y):.3f}" for k in ks]
+            lines.append(f"| {label} | {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _u(u) -> str:
+    return f"{u:g}" if isinstance(u, float) else "u_k"
+
+
 def diagram(sets, t: float, u: float | None, path: Path) -> None:
     """Reliability diagrams (accuracy per bin against stated probability), T = 1 and fitted."""
     import matplotlib
@@ -118,7 +147,7 @@ def diagram(sets, t: float, u: float | None, path: Path) -> None:
             b = np.minimum((p * BINS).astype(int), BINS - 1)
             ks = [k for k in range(BINS) if (b == k).any()]
             ax.plot([p[b == k].mean() for k in ks], [y[b == k].mean() for k in ks], style,
-                    label=f"T = {temp:g}" + ("" if mass is None else f", u = {mass:g}")
+                    label=f"T = {temp:g}" + ("" if mass is None else f", u = {_u(mass)}")
                     + f": ECE {ece(p, y):.3f}")
         ax.plot([0, 1], [0, 1], ":", color="grey")
         ax.set(title=f"{label} (n = {len(y)})", xlabel="stated probability of the first "
@@ -138,7 +167,12 @@ def main() -> None:
                     help="fit the unlisted log-score u with the temperature")
     ap.add_argument("--temperature", type=float, default=None,
                     help="measure at this temperature instead of fitting (with --given-unlisted)")
-    ap.add_argument("--given-unlisted", type=float, default=None)
+    ap.add_argument("--given-unlisted", type=lambda v: tuple(map(float, v.split(","))),
+                    default=None, help="u, or u_1,u_2,... (one per number of restorations "
+                    "listed, as a defaults.json's list)")
+    ap.add_argument("--per-count", action="store_true",
+                    help="also fit u_k for k = 1 .. --listed restorations listed (at the "
+                    "temperature) and print ECE by the number listed")
     ap.add_argument("--png", type=Path, default=None)
     ap.add_argument("--listed", type=int, default=10,
                     help="restorations a stated probability is shared among (a cache's first N)")
@@ -148,17 +182,24 @@ def main() -> None:
     same = fold_uv if args.fold_uv else (lambda s: s)
     sets = [load_set(s, args.listed, same) for s in args.sets]
     if args.temperature:
-        (t, u), how = (args.temperature, args.given_unlisted), "given"
+        given = args.given_unlisted
+        (t, u), how = (args.temperature, given[0] if given and len(given) == 1 else given), \
+            "given"
     else:
         (t, u), how = fit([s for s in sets if s[0] in args.fit], args.unlisted), \
             "fitted on " + ", ".join(args.fit)
-    print(f"temperature {t:g}, unlisted {'none' if u is None else f'{u:g}'} ({how})"
+    print(f"temperature {t:g}, unlisted {'none' if u is None else u} ({how})"
           "\n\n| set | n | top-1 | mean p (T = 1) | ECE (T = 1) | floor (T = 1) | mean p (fitted) "
           "| ECE (fitted) | floor (fitted) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, scores, y in sets:
         p1, pt = stated(scores, 1.0), stated(scores, t, u)
         print(f"| {label} | {len(y)} | {y.mean():.3f} | {p1.mean():.3f} | {ece(p1, y):.3f} | "
               f"{ece_floor(p1):.3f} | {pt.mean():.3f} | {ece(pt, y):.3f} | {ece_floor(pt):.3f} |")
+    if args.per_count:
+        fitted = fit_per_count([s for s in sets if s[0] in args.fit], t, args.listed)
+        print(f"\nu_k fitted on {', '.join(args.fit)} at T = {t:g}: {json.dumps(list(fitted))}"
+              "\n")
+        print("\n".join(by_count(sets, t, {str(u): u, "u_k": fitted}, args.listed)))
     if args.png:
         diagram(sets, t, u, args.png)
 

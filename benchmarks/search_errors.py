@@ -72,6 +72,8 @@ def verdicts(model, tasks: list, rows: dict[str, dict], same) -> list[dict]:
         mine = exact.get(row["fills"][0])
         out.append({"key": report.key(t), "length": len(t.gold), "gold": t.gold,
                     "first": row["fills"][0], "beam": row["scores"][0],
+                    "last": row["scores"][-1], "listed": len(row["fills"]),
+                    "in_list": same(t.gold) in map(same, row["fills"]),
                     "editor": exact.get(t.gold),
                     "agrees": None if mine is None else abs(mine - row["scores"][0]) <= AGREE})
     return out
@@ -79,10 +81,13 @@ def verdicts(model, tasks: list, rows: dict[str, dict], same) -> list[dict]:
 
 def table(found: list[dict], right: dict[str, int]) -> list[str]:
     """Markdown rows per length class: supplements, first restoration right, wrong, of the wrong
-    the search errors and model errors (with the median margin of the model's preference)."""
+    the search errors and model errors (with the median margin of the model's preference); of
+    those the beam does not list at all, how many score above its last listed restoration (a
+    search error of the list: a wider beam would list them)."""
     lines = ["| supplements | n | first right | wrong | search errors | model errors | "
-             "not scoreable | median beam − editor (model errors) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "not scoreable | median beam − editor (model errors) | not listed | "
+             "of them above the last listed |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     classes = {**{f"{c} letters": r for c, r in report.CLASSES.items()}, "all": range(1, 11)}
     for name, lengths in classes.items():
         mine = [f for f in found if f["length"] in lengths]
@@ -92,8 +97,11 @@ def table(found: list[dict], right: dict[str, int]) -> list[str]:
         n = right[name] + len(mine)
         margin = np.median([f["beam"] - f["editor"] for f in model]) if model else float("nan")
         pct = lambda k: f"{k} ({100 * k / len(scored):.0f}%)" if scored else "0"  # noqa: E731
+        unlisted = [f for f in scored if not f["in_list"]]
+        above = sum(f["editor"] > f["last"] for f in unlisted)
         lines.append(f"| {name} | {n} | {right[name]} | {len(mine)} | {pct(len(search))} | "
-                     f"{pct(len(model))} | {len(mine) - len(scored)} | {margin:.2f} |")
+                     f"{pct(len(model))} | {len(mine) - len(scored)} | {margin:.2f} | "
+                     f"{len(unlisted)} | {above} |")
     return lines
 
 

@@ -347,26 +347,62 @@ def readings_for(rendered: Rendered, completions, lexicon=None, defaults=None
     (its ``spans[k]``) is the k-th ``?`` run, split among the run's lacunae by their lengths (a
     run of one lacuna takes the whole fill, whatever its length). A reading's probability is
     the calibrated share of the completions holding it (the calibration of ``defaults``, the
-    model's :class:`~infill.filling.defaults.Defaults`: :mod:`infill.filling.calibration`)."""
+    model's :class:`~infill.filling.defaults.Defaults`: :mod:`infill.filling.calibration`).
+    Where the calibration has an unlisted mass and the completions fill several gaps, each gap
+    is calibrated on its own (:func:`gap_shares`): the unlisted mass stands for one lacuna's
+    unlisted restorations, and set against the joint score of a whole edition it left every
+    reading a probability of 0."""
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
     ranked = [getattr(c, "rank_score", None) for c in completions]
-    weights = model_calibrated([c.score if r is None else r for c, r in zip(completions, ranked)],
-                               defaults, any(r is not None for r in ranked))
+    by_length = any(r is not None for r in ranked)
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
+    gaps = runs(rendered)
+    if len(gaps) > 1 and not by_length and defaults is not None and \
+            defaults.unlisted is not None:
+        for g, run in enumerate(gaps):
+            for c, w in gap_shares(completions, g, defaults):
+                _credit(found, run, c, *c.spans[g], w, lexicon)
+        return _ranked(found)
+    weights = model_calibrated([c.score if r is None else r for c, r in zip(completions, ranked)],
+                               defaults, by_length)
     for c, w in zip(completions, weights):
-        for run, (a, b) in zip(runs(rendered), c.spans):
-            cuts = [(run[0][0], a, b)] if len(run) == 1 else []
-            if not cuts and b - a == sum(n for _, n in run):
-                pos = a
-                for k, n in run:
-                    cuts.append((k, pos, pos + n))
-                    pos += n
-            for k, s, e in cuts:
-                text, accented = _in_script(c.text, s, e, lexicon)
-                slot = found[k].setdefault(text, [0.0, accented])
-                slot[0] += w
+        for run, (a, b) in zip(gaps, c.spans):
+            _credit(found, run, c, a, b, w, lexicon)
+    return _ranked(found)
+
+
+def gap_shares(completions, g: int, defaults) -> list[tuple[object, float]]:
+    """(completion, probability) per distinct fill of gap ``g``: the first (best) completion
+    holding it and the calibrated probability of its own log-score there -- the sum of the
+    log-probabilities of the gap's letters, given the text and the gaps filled before them --
+    among the distinct fills, beside the unlisted mass (as one supplement's restorations are
+    calibrated)."""
+    first: dict[str, object] = {}
+    for c in completions:
+        first.setdefault(c.text[slice(*c.spans[g])], c)
+    values = [sum(p.logq for p in c.positions if p.gap_index == g) for c in first.values()]
+    return list(zip(first.values(), model_calibrated(values, defaults, False)))
+
+
+def _credit(found: dict, run: list[tuple[int, int]], c, a: int, b: int, w: float,
+            lexicon) -> None:
+    """Add ``w`` to the reading completion ``c`` puts in each lacuna of ``run`` (its fill is
+    ``c.text[a:b]``)."""
+    cuts = [(run[0][0], a, b)] if len(run) == 1 else []
+    if not cuts and b - a == sum(n for _, n in run):
+        pos = a
+        for k, n in run:
+            cuts.append((k, pos, pos + n))
+            pos += n
+    for k, s, e in cuts:
+        text, accented = _in_script(c.text, s, e, lexicon)
+        slot = found[k].setdefault(text, [0.0, accented])
+        slot[0] += w
+
+
+def _ranked(found: dict) -> dict[int, list[Reading]]:
     return {k: sorted((Reading(t, p, a) for t, (p, a) in d.items()), key=lambda r: -r.prob)
             for k, d in found.items() if d}
 

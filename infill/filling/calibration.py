@@ -9,7 +9,10 @@ lacunae, an edition's readings of a lacuna -- with log-scores s_i gets
 with T the model's ``temperature`` and u its ``unlisted`` log-score (its ``defaults.json``, read
 as :class:`infill.filling.defaults.Recommendation`; T = 1 and no u when it records none): the
 alternatives are not all the restorations there are, and exp(u) stands for those not listed, so
-the listed ones claim less when all of them are improbable. Without u the p_i sum to 1. T and u
+the listed ones claim less when all of them are improbable. Without u the p_i sum to 1. The
+fewer alternatives are listed, the more of the probability the unlisted ones hold: u may be a
+list, u_k for k alternatives listed (the last for more), as an edition lacuna's few distinct
+readings or a user's two proposed readings need. T and u
 are fitted on validation (benchmarks/greek_calibration.py: least negative log-likelihood of top-1
 correctness of the beam's first restoration, on editors' supplements) so that a probability of
 0.8 is right about 80% of the time there. u applies to log-probabilities only: scores that rank
@@ -29,11 +32,14 @@ MAX_UNLISTED = 50.0
 
 
 def calibrated(values: Sequence[float], temperature: float | None = None,
-               unlisted: float | None = None) -> list[float]:
+               unlisted: float | Sequence[float] | None = None) -> list[float]:
     """The probabilities of alternatives with log-scores ``values`` at ``temperature`` (None:
     1), with ``unlisted`` the log-score of the restorations not among them (None: none, the
-    probabilities sum to 1); a -inf value gets 0; uniform when every value is -inf."""
+    probabilities sum to 1; a list: its k-th for k alternatives, its last for more); a -inf
+    value gets 0; uniform when every value is -inf."""
     t = 1.0 if temperature is None else float(temperature)
+    if unlisted is not None and not isinstance(unlisted, (int, float)):
+        unlisted = unlisted[min(len(values), len(unlisted)) - 1]
     top = max(values)
     if top == float("-inf"):
         return [1.0 / len(values)] * len(values)

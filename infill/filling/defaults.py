@@ -67,7 +67,7 @@ class Recommendation:
     length_beam: str | None = None
     rerank: str | None = None
     temperature: float | None = None
-    unlisted: float | None = None
+    unlisted: float | tuple[float, ...] | None = None
     lacuna_edges: str | None = None
 
 
@@ -106,8 +106,9 @@ class Defaults:
         return self.recommendation.temperature
 
     @property
-    def unlisted(self) -> float | None:
-        """The model's log-score of the unlisted restorations (:mod:`infill.filling.calibration`)."""
+    def unlisted(self) -> float | tuple[float, ...] | None:
+        """The model's log-score of the unlisted restorations, or one per number of listed
+        alternatives (:mod:`infill.filling.calibration`)."""
         return self.recommendation.unlisted
 
     def ranked(self, ranks_lengths: bool, reranks: bool = False) -> "Defaults":
@@ -215,14 +216,19 @@ def _temperature(value, path: Path) -> float | None:
     return float(value)
 
 
-def _unlisted(value, path: Path) -> float | None:
+def _unlisted(value, path: Path) -> float | tuple[float, ...] | None:
+    """A number, or a list of 1 to 100 (one per number of alternatives listed), each in
+    [-MAX_UNLISTED, MAX_UNLISTED]."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not abs(value) <= MAX_UNLISTED:
+    many = isinstance(value, list) and 1 <= len(value) <= 100
+    items = value if many else [value]
+    if not all(not isinstance(v, bool) and isinstance(v, (int, float)) and abs(v) <= MAX_UNLISTED
+               for v in items):
         raise ModelLoadError(f"{path}: \"unlisted\" must be a number in [-{MAX_UNLISTED:g}, "
-                             f"{MAX_UNLISTED:g}], got {str(value)[:40]!r}")
-    return float(value)
+                             f"{MAX_UNLISTED:g}], or a list of 1 to 100 of them (one per number "
+                             f"of alternatives listed), got {str(value)[:40]!r}")
+    return tuple(float(v) for v in items) if many else float(value)
 
 
 def _length_score(kind, path: Path) -> str | None:

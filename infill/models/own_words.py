@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from infill.errors import ModelLoadError
-from infill.models.lexicon import build_lexicon, matching
+from infill.models.lexicon import build_lexicon
 from infill.models.memory import mix_rows
 
 __all__ = ["OwnWords", "OWN_WORDS_BARE", "OWN_WORDS_BETA", "own_words_from"]
@@ -76,28 +76,59 @@ class OwnWords:
         ids = input_ids.detach().cpu().numpy().astype(np.int64)
         pos = positions.detach().cpu().numpy().astype(np.int64)
         start, end = self._shape._words_at(ids, pos)
-        R, P = pos.shape
-        letters, V = self._shape.letter_ids, self._shape.vocab_size
+        rows, cols = np.nonzero(end - start >= self.shortest)
+        size = (end - start)[rows, cols]
         seen, mixture, keep = [], [], []
-        for r in np.nonzero((end > start).any(1))[0]:
-            table = self.words_of(ids[r])
-            for j in np.nonzero(end[r] > start[r])[0]:
-                word = ids[r, start[r, j]:end[r, j]]
-                known = np.isin(word, letters).any()
-                if len(word) not in table or len(word) < self.shortest or \
-                        not (known or self.bare is not None):
-                    continue
-                m, n = matching(*table[len(word)], word, pos[r, j] - start[r, j], letters, V)
-                if n > 0:
-                    beta = self.beta if known else self.bare
-                    lam = n / (n + beta * _distinct(table[len(word)][0], word, letters))
-                    seen.append(r * P + j)
-                    mixture.append(lam * m)
-                    keep.append(1 - lam)
-        if not seen:
+        for n_letters in np.unique(size):       # one pass per word length, every row at once
+            at = size == n_letters
+            r, j = rows[at], cols[at]
+            m, n, lam = self._agreeing(ids, r, start[r, j], pos[r, j] - start[r, j],
+                                       int(n_letters))
+            mixed = n > 0
+            seen.append((r * pos.shape[1] + j)[mixed])
+            mixture.append(lam[mixed, None] * m[mixed])
+            keep.append(1 - lam[mixed])
+        if not seen or not sum(map(len, seen)):
             return logq
-        return mix_rows(logq, np.array(seen), np.stack(mixture), np.array(keep),
-                        self._shape._special)
+        return mix_rows(logq, np.concatenate(seen), np.concatenate(mixture),
+                        np.concatenate(keep), self._shape._special)
+
+    def _agreeing(self, ids: np.ndarray, rows: np.ndarray, starts: np.ndarray,
+                  offsets: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For Q words of ``size`` characters (at ``starts`` of ``rows``): m [Q, V], the share
+        of their row's agreeing whole words with each letter at ``offsets``; n [Q], how many
+        agree; λ [Q] (0 where a lost word is not mixed)."""
+        letters, V = self._shape.letter_ids, self._shape.vocab_size
+        words = ids[rows[:, None], starts[:, None] + np.arange(size)]           # [Q, L]
+        known = np.isin(words, letters)
+        unique, slot = np.unique(rows, return_inverse=True)
+        table, counts = self._padded([self.words_of(ids[u]).get(size) for u in unique], size)
+        block, weight = table[slot], counts[slot]                               # [Q, M, L], [Q, M]
+        agree = np.all((block == words[:, None]) | ~known[:, None], axis=2) & (weight > 0)
+        weight = np.where(agree, weight, 0.0)
+        n = weight.sum(1)
+        letter = np.take_along_axis(block, offsets[:, None, None], axis=2)[..., 0]   # [Q, M]
+        flat = np.arange(len(rows))[:, None] * V + np.maximum(letter, 0)
+        m = np.bincount(flat.ravel(), weight.ravel(), len(rows) * V).reshape(len(rows), V)
+        m = m / np.maximum(n, 1e-300)[:, None]
+        lost = ~known.any(1)
+        if self.bare is None:               # a lost word is not mixed
+            n = np.where(lost, 0.0, n)
+        beta = np.where(lost, self.bare or 1.0, self.beta)
+        lam = n / np.maximum(n + beta * agree.sum(1), 1e-300)
+        return m, n, lam
+
+    @staticmethod
+    def _padded(tables: list, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' tables of whole words of one size as [U, M, size] letter ids (-1 beyond a
+        row's words) and [U, M] counts (0 there)."""
+        most = max([0] + [len(t[1]) for t in tables if t is not None])
+        words = np.full((len(tables), most, size), -1, dtype=np.int64)
+        counts = np.zeros((len(tables), most))
+        for k, t in enumerate(tables):
+            if t is not None:
+                words[k, :len(t[1])], counts[k, :len(t[1])] = t
+        return words, counts
 
     def words_of(self, row: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """{length: ([N, length] letter ids, [N] counts)} of a row's whole words."""
@@ -119,12 +150,6 @@ class OwnWords:
         """What ``charmodel.json`` holds under ``"own_words"``."""
         bare = {} if self.bare is None else {"bare": self.bare}
         return {"beta": self.beta, "shortest": self.shortest, **bare}
-
-
-def _distinct(table: np.ndarray, word: np.ndarray, letters: np.ndarray) -> int:
-    """How many of ``table``'s (distinct) words agree with ``word``'s known letters."""
-    known = np.nonzero(np.isin(word, letters))[0]
-    return int(np.all(table[:, known] == word[known], axis=1).sum())
 
 
 def whole_words(row: np.ndarray, shape) -> list[np.ndarray]:

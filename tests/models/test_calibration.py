@@ -52,7 +52,27 @@ def test_the_temperature_is_read_from_defaults_json(calibrated_dir, greek_char_d
     assert recommendation(greek_char_dir).unlisted is None
 
 
-@pytest.mark.parametrize("bad", [float("nan"), 1e9, "-4", True])
+def test_the_unlisted_mass_may_depend_on_how_many_are_listed(tmp_path):
+    """A list u_k: the k-th for k alternatives listed, its last for more."""
+    us = (-1.0, -2.0, -3.0)
+    for values in ([-0.5], [-0.5, -2.0], [-0.5, -2.0, -7.25], [-0.5, -2.0, -7.25, -9.0]):
+        z = sum(math.exp(v / 0.8) for v in values) + math.exp(us[min(len(values), 3) - 1])
+        assert calibrated(values, 0.8, us) == pytest.approx(
+            [math.exp(v / 0.8) / z for v in values], rel=1e-12)
+    (tmp_path / "defaults.json").write_text(json.dumps({**REC, "unlisted": [-2.1, -3, -3.5]}))
+    assert recommendation(str(tmp_path)).unlisted == (-2.1, -3.0, -3.5)
+
+
+def test_builtin_greek_states_less_the_fewer_restorations_it_lists():
+    """Its u_k rise as k falls: one restoration listed alone claims less than among ten."""
+    us = recommendation("builtin:greek").unlisted
+    assert len(us) == 10 and list(us) == sorted(us, reverse=True)
+    alone, among = calibrated([-1.0], 0.8, us)[0], calibrated([-1.0] + [-30.0] * 9, 0.8, us)[0]
+    assert alone < among
+
+
+@pytest.mark.parametrize("bad", [float("nan"), 1e9, "-4", True, [], [-2.0, float("nan")],
+                                 [-2.0, 1e9], [True], [-1.0] * 101, {"1": -2.0}])
 def test_a_bad_unlisted_names_the_file(tmp_path, bad):
     (tmp_path / "defaults.json").write_text(json.dumps({**REC, "unlisted": bad}))
     with pytest.raises(ModelLoadError, match="defaults.json.*unlisted"):
@@ -94,3 +114,39 @@ def test_readings_leave_the_unlisted_mass_out(greek_char_dir, tmp_path):
     for c in result.combinations:
         assert c.prob == pytest.approx(math.exp(c.score / 0.8) / z, rel=1e-9)
     assert sum(c.prob for c in result.combinations) < 1
+
+
+EDITION = """<?xml version="1.0" encoding="UTF-8"?>
+<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>t</title>
+</titleStmt></fileDesc></teiHeader><text><body><div type="edition" xml:lang="grc"><ab>
+<lb n="1"/>ὁ δῆ<supplied reason="lost">μο</supplied>ς ἐτί<supplied reason="lost">μη</supplied>σεν
+<lb n="2"/>Ἀπο<supplied reason="lost">λλ</supplied>ώνιον <supplied reason="lost">Ἀρ</supplied>τέμωνος
+<lb n="3"/>τὸν <supplied reason="lost">ἱε</supplied>ρέα καὶ <supplied reason="lost">εὐ</supplied>εργέτην
+</ab></div></body></text></TEI>
+"""
+
+
+def test_an_editions_lacunae_are_each_calibrated_on_their_own(greek_char_dir, tmp_path):
+    """Six lacunae decoded together: each lacuna's readings get the calibrated probability of
+    their own letters' log-scores (the unlisted mass is one lacuna's), not of the joint score
+    of all six, which left every reading of an edition a probability of about 0."""
+    from infill.epigraphy import restore_files
+    from infill.filling.calibration import calibrated as cal
+
+    d = tmp_path / "u"
+    shutil.copytree(greek_char_dir, d)
+    (d / "defaults.json").write_text(json.dumps({**REC, "temperature": 0.8, "unlisted": -4.2}))
+    path = tmp_path / "e.xml"
+    path.write_text(EDITION, encoding="utf-8")
+    [r] = restore_files(infill.load_model(str(d), device="cpu"), [str(path)],
+                        hide_supplied=True, top_k=5)
+    assert r.error is None and len(r.readings) == 6 and len(r.completions[0].spans) == 6
+    for g in range(6):
+        first = {}
+        for c in r.completions:
+            first.setdefault(c.text[slice(*c.spans[g])], c)
+        own = [sum(p.logq for p in c.positions if p.gap_index == g) for c in first.values()]
+        want = sorted(cal(own, 0.8, -4.2), reverse=True)
+        assert [x.prob for x in r.readings[g]] == pytest.approx(want, rel=1e-9)
+    joint = cal([c.score for c in r.completions], 0.8, -4.2)
+    assert sum(joint) < 1e-6 < min(x.prob for rs in r.readings.values() for x in rs)

@@ -3,6 +3,7 @@ restored from where the same text keeps it whole."""
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import pytest
@@ -32,11 +33,14 @@ def _logq(shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:
 def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int,
            bare: float | None = None) -> torch.Tensor:
     """q' at character t of ``text`` (0-based, no start symbol), from the module's formula
-    written over strings: the whole words are the maximal letter runs not touching ?, - or ^."""
+    written over strings: the whole words are the maximal letter runs not touching ?, - or ^;
+    t's word is the run of letters, ? and - around it, none where it touches ^ (the lexicon's)."""
     letters = set(A.letters)
     runs = [(m.start(), m.end()) for m in re.finditer(f"[{re.escape(A.letters)}]+", text)]
     whole = [text[a:b] for a, b in runs
              if (a == 0 or text[a - 1] not in "?-^") and (b == len(text) or text[b] not in "?-^")]
+    if text[t] not in letters and text[t] not in "?-":
+        return logq
     a = t
     while a > 0 and (text[a - 1] in letters or text[a - 1] in "?-"):
         a -= 1
@@ -44,6 +48,8 @@ def _brute(text: str, t: int, logq: torch.Tensor, beta: float, shortest: int,
     while b < len(text) and (text[b] in letters or text[b] in "?-"):
         b += 1
     word = text[a:b]
+    if (a > 0 and text[a - 1] == "^") or (b < len(text) and text[b] == "^"):
+        return logq
     agree = [w for w in whole if len(w) == len(word)
              and all(p in "?-" or p == c for p, c in zip(word, w))]
     lost = all(p in "?-" for p in word)
@@ -84,6 +90,33 @@ def test_each_row_is_mixed_with_its_own_whole_words_alone(beta, shortest, bare):
     assert got[0, 0, first].exp() > 0.9 / (1 + beta)       # S λ, S a little under 1
     assert not torch.equal(got[1], logq[1]) and not torch.equal(got[2], logq[2])
 
+
+
+@pytest.mark.parametrize("bare", [None, 10.0])
+def test_many_rows_and_word_lengths_at_once_equal_the_formula_row_by_row(bare):
+    """Damaged texts drawn at random, four positions each (letters, lost letters, spaces):
+    every row and position mixed at once equals the formula written for one of them."""
+    rng = random.Random(7)
+    vocabulary = ["λυττιοισ", "πολυρηνι", "και", "δημοσ", "δημου", "κλαυδιοσ", "ανεθηκεν",
+                  "τοισ", "ιερευσ", "μηνοφιλου"]
+    texts = []
+    for _ in range(16):
+        chars = list(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(4, 12))))
+        for _ in range(rng.randint(1, 4)):                    # lacunae, a lost word among them
+            a = rng.randrange(len(chars))
+            chars[a:a + rng.randint(1, 9)] = "?" * len(chars[a:a + rng.randint(1, 9)])
+        if rng.random() < 0.3:
+            chars[rng.randrange(len(chars))] = rng.choice("-^·")
+        texts.append("".join(chars))
+    ids = _rows(texts)
+    pos = torch.tensor([sorted(rng.sample(range(1, len(t) + 1), 4)) for t in texts])
+    logq = _logq(tuple(pos.shape), seed=3)
+    got = OwnWords(A, 0.5, 3, bare).mix(logq, ids, pos)
+    for r, text in enumerate(texts):
+        for j in range(pos.shape[1]):
+            want = _brute(text, int(pos[r, j]) - 1, logq[r, j], 0.5, 3, bare)
+            assert torch.allclose(got[r, j], want, atol=1e-5), (text, int(pos[r, j]))
+    assert int((got != logq).any(-1).sum()) >= 20            # of 64: the formula was met
 
 def test_a_word_the_stone_breaks_is_not_whole_and_a_row_never_meets_another_rows_words():
     ids = _rows(["-υττιοισ λυττιοι? ^λυττιοισ λυ??????",
