@@ -349,27 +349,28 @@ def readings_for(rendered: Rendered, completions, lexicon=None, defaults=None
     the calibrated share of the completions holding it (the calibration of ``defaults``, the
     model's :class:`~infill.filling.defaults.Defaults`: :mod:`infill.filling.calibration`).
     Where the calibration has an unlisted mass and the completions fill several gaps, each gap
-    is calibrated on its own (:func:`gap_shares`): the unlisted mass stands for one lacuna's
-    unlisted restorations, and set against the joint score of a whole edition it left every
-    reading a probability of 0."""
+    of one length is calibrated on its own (:func:`gap_shares`): the unlisted mass stands for
+    one lacuna's unlisted restorations, and set against the joint score of a whole edition it
+    left every reading a probability of 0. A gap of uncertain length keeps the shares of the
+    completions' rank scores, the only values that compare its lengths."""
     if not completions:
         return {}
     # completions of several lengths are ranked by their rank_score (comparable across lengths)
     ranked = [getattr(c, "rank_score", None) for c in completions]
     by_length = any(r is not None for r in ranked)
-    found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
-    gaps = runs(rendered)
-    if len(gaps) > 1 and not by_length and defaults is not None and \
-            defaults.unlisted is not None:
-        for g, run in enumerate(gaps):
-            for c, w in gap_shares(completions, g, defaults):
-                _credit(found, run, c, *c.spans[g], w, lexicon)
-        return _ranked(found)
     weights = model_calibrated([c.score if r is None else r for c, r in zip(completions, ranked)],
                                defaults, by_length)
-    for c, w in zip(completions, weights):
-        for run, (a, b) in zip(gaps, c.spans):
-            _credit(found, run, c, a, b, w, lexicon)
+    found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
+    gaps = runs(rendered)
+    own = len(gaps) > 1 and defaults is not None and defaults.unlisted is not None
+    uncertain = {k for k, _ in rendered.ranges}
+    for g, run in enumerate(gaps):
+        if own and not uncertain & {k for k, _ in run}:
+            shares = gap_shares(completions, g, defaults)
+        else:
+            shares = list(zip(completions, weights))
+        for c, w in shares:
+            _credit(found, run, c, *c.spans[g], w, lexicon)
     return _ranked(found)
 
 

@@ -150,3 +150,37 @@ def test_an_editions_lacunae_are_each_calibrated_on_their_own(greek_char_dir, tm
         assert [x.prob for x in r.readings[g]] == pytest.approx(want, rel=1e-9)
     joint = cal([c.score for c in r.completions], 0.8, -4.2)
     assert sum(joint) < 1e-6 < min(x.prob for rs in r.readings.values() for x in rs)
+
+
+def test_an_editions_lacuna_of_uncertain_length_keeps_the_shares_of_the_rank_scores(
+        greek_char_dir, tmp_path):
+    """Beside a lacuna of 2-3 letters the completions are ranked by rank scores, the only values
+    that compare lengths: that lacuna's readings keep their shares (softmax at T, no unlisted
+    mass), and each lacuna of one length is still calibrated on its own letters."""
+    from infill.epigraphy import restore_files
+    from infill.filling.calibration import calibrated as cal
+
+    d = tmp_path / "u"
+    shutil.copytree(greek_char_dir, d)
+    (d / "defaults.json").write_text(json.dumps({**REC, "temperature": 0.8, "unlisted": -4.2}))
+    path = tmp_path / "e.xml"
+    path.write_text(EDITION.replace('<lb n="3"/>τὸν', '<lb n="3"/><gap reason="lost" '
+                                    'atLeast="2" atMost="3" unit="character"/> τὸν'),
+                    encoding="utf-8")
+    [r] = restore_files(infill.load_model(str(d), device="cpu"), [str(path)],
+                        hide_supplied=True, top_k=5)
+    [(ranged, _)] = r.rendered.ranges
+    assert r.error is None and all(c.rank_score is not None for c in r.completions)
+    shares = cal([c.rank_score for c in r.completions], 0.8)
+    for g, (index, _, _) in enumerate(r.rendered.restore):
+        by_fill, first = {}, {}
+        for c, w in zip(r.completions, shares):
+            fill = c.text[slice(*c.spans[g])]
+            by_fill[fill] = by_fill.get(fill, 0.0) + w
+            first.setdefault(fill, c)
+        if index == ranged:
+            want = sorted(by_fill.values(), reverse=True)
+        else:
+            own = [sum(p.logq for p in c.positions if p.gap_index == g) for c in first.values()]
+            want = sorted(cal(own, 0.8, -4.2), reverse=True)
+        assert [x.prob for x in r.readings[index]] == pytest.approx(want, rel=1e-9), index
