@@ -57,6 +57,11 @@ def test_the_epidoc_upload_answers_what_infill_run_prints(client):
     assert [c["spans"] for c in got["completions"]] == [c["spans"] for c in want["completions"]]
     ranged = [x for x in want["lacunae"] if x["lengths"]]
     assert ranged and any(len(r["text"]) != x["length"] for x in ranged for r in x["readings"])
+    from infill.epigraphy import restore_files      # the Python API: the same probabilities
+    [api] = restore_files(infill.load_model("builtin:greek"), [str(HAND)], top_k=3)
+    assert {x["lacuna"]: [(r["text"], r["prob"]) for r in x["readings"]]
+            for x in want["lacunae"]} == \
+        {k: [(r.text, r.prob) for r in rs] for k, rs in api.readings.items()}
 
 
 def test_epidoc_provenance_is_the_decode_that_ran(catalog, tmp_path):
