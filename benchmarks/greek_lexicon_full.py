@@ -33,8 +33,7 @@ def main() -> None:
     args = ap.parse_args()
     shutil.copytree(builtin_path("builtin:greek"), args.out)
     lexicon = load_lexicon(args.out / LEXICON_FILE, GREEK)
-    weights = {GREEK.decode(w): float(v) for n in lexicon.words
-               for w, v in zip(lexicon.words[n], lexicon.weights[n])}
+    weights = lexicon.word_weights(GREEK)
     with lzma.open(args.data / "greek/tesserae_grc.txt.xz", "rt", encoding="utf-8") as f:
         left_out = [line for i, line in enumerate(f.read().splitlines())
                     if (i // BLOCK) % EVERY]

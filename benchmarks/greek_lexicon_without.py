@@ -20,12 +20,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from infill.data.builtins import builtin_path
 from infill.data.greek import GREEK
 from infill.data.inscriptions import iospe_split, training_texts
 from infill.models.lexicon import LEXICON_BETA, LEXICON_FILE, build_lexicon, load_lexicon
 from infill.models.lexicon import word_weights
 
-MODEL = Path(__file__).resolve().parents[1] / "data" / "models" / "greek"
 
 
 def without(lexicon: dict[str, float], folder: Path, copies: int) -> dict[str, float]:
@@ -44,12 +44,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--without", required=True, type=Path, help="the EpiDoc corpus left out")
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--model", type=Path, default=MODEL)
+    ap.add_argument("--model", type=Path, default=Path(builtin_path("builtin:greek")))
     ap.add_argument("--copies", type=int, default=16)
     args = ap.parse_args()
-    lex = load_lexicon(args.model / LEXICON_FILE, GREEK)
-    weights = {GREEK.decode(v): float(w) for n in lex.words
-               for v, w in zip(lex.words[n], lex.weights[n])}
+    weights = load_lexicon(args.model / LEXICON_FILE, GREEK).word_weights(GREEK)
     kept = without(weights, args.without, args.copies)
     shutil.copytree(args.model, args.out, dirs_exist_ok=True)
     build_lexicon(kept, GREEK, LEXICON_BETA).save(args.out / LEXICON_FILE, GREEK)

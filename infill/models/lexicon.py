@@ -130,10 +130,14 @@ class WordLexicon:
         return matching(self.words[len(word)], self.weights[len(word)], word, offset,
                         self.letter_ids, self.vocab_size)
 
+    def word_weights(self, alphabet) -> dict[str, float]:
+        """{word: weight} of every word it holds (what :func:`build_lexicon` takes back)."""
+        return {alphabet.decode(v): float(w) for n in self.words
+                for v, w in zip(self.words[n], self.weights[n])}
+
     def save(self, path: Path, alphabet) -> None:
         """Write ``lexicon.tsv`` (heaviest words first)."""
-        rows = sorted(((float(w), alphabet.decode(v)) for n in self.words
-                       for v, w in zip(self.words[n], self.weights[n])),
+        rows = sorted(((w, word) for word, w in self.word_weights(alphabet).items()),
                       key=lambda r: (-r[0], r[1]))
         head = json.dumps({"beta": self.beta, "letters": alphabet.letters}, ensure_ascii=False)
         lines = [f"{HEADER} {head}"] + [f"{word}\t{w:g}" for w, word in rows]
