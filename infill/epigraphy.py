@@ -31,7 +31,7 @@ from infill.data.latin import LATIN_LANGS, alphabet_for
 from infill.data.letters import lookalikes
 from infill.decoding.lengths import MAX_VARIANTS
 from infill.errors import InfillError, InputError
-from infill.filling.calibration import model_calibrated
+from infill.filling.calibration import gap_score, gaps_on_their_own, model_calibrated
 from infill.filling.defaults import config_json, ranks_lengths, resolve_fill
 from infill.filling.request import FillRequest, check_applies, check_ranking, unknown_span
 from infill.lazy import LazyModule
@@ -362,7 +362,7 @@ def readings_for(rendered: Rendered, completions, lexicon=None, defaults=None
                                defaults, by_length)
     found: dict[int, dict[str, list]] = {k: {} for k, _, _ in rendered.restore}
     gaps = runs(rendered)
-    own = len(gaps) > 1 and defaults is not None and defaults.unlisted is not None
+    own = gaps_on_their_own(defaults, len(gaps))
     uncertain = {k for k, _ in rendered.ranges}
     for g, run in enumerate(gaps):
         if own and not uncertain & {k for k, _ in run}:
@@ -383,7 +383,7 @@ def gap_shares(completions, g: int, defaults) -> list[tuple[object, float]]:
     first: dict[str, object] = {}
     for c in completions:
         first.setdefault(c.text[slice(*c.spans[g])], c)
-    values = [sum(p.logq for p in c.positions if p.gap_index == g) for c in first.values()]
+    values = [gap_score(c, g) for c in first.values()]
     return list(zip(first.values(), model_calibrated(values, defaults, False)))
 
 

@@ -18,7 +18,9 @@ For a text with lacunae (gaps) and, per lacuna, its candidate readings:
 - its ``prob`` is the softmax of those values over the combinations (of ``rank_score`` when
   there is one, else of ``score``) at the model's calibration temperature
   (:mod:`infill.filling.calibration`), and each reading's ``prob`` the sum over the combinations
-  that hold it (its marginal);
+  that hold it (its marginal) -- or, where the model's unlisted mass applies to several
+  lacunae, for a lacuna whose readings have one length, its own calibrated probability there
+  (:func:`_lacuna_probs`);
 - the normal beam search runs too (the same request): each combination's ``beam_rank`` is its
   place in the beam's top-k (None: not there) and ``beam_score`` the beam's score of it (the
   same as ``score``, except that an any-order beam may have lost the fill's best order).
@@ -49,7 +51,7 @@ from infill.decoding.letters import (apply_edges, apply_letters, apply_undivided
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.filling import length_ranking, planner, reranking
-from infill.filling.calibration import model_calibrated
+from infill.filling.calibration import gap_score, gaps_on_their_own, model_calibrated
 from infill.filling.defaults import config_json
 from infill.filling.results import complete
 
@@ -381,10 +383,9 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
         out.append(Combination(tuple(readings[k][j].text for k, j in enumerate(combo)),
                                s["completion"], s["score"], p, s["rank_score"], rank, bscore,
                                s["exact"]))
-    lacunae = [[ScoredReading(c.text, sum(p for combo, p in zip(combos, probs) if combo[k] == j),
-                              c.resp, c.lem) for j, c in enumerate(rs)]
-               for k, rs in enumerate(readings)]
     ranked = sorted(range(len(out)), key=lambda i: -probs[i])
+    lacunae = _lacuna_probs(readings, ids, [out[i] for i in ranked],
+                            [probs[i] for i in ranked], defaults)
     lengths = len({id(s["var"]) for s in scored}) > 1
     reranked = not lengths and scored[0]["rank_score"] is not None
     return ReadingsResult(text, lacunae, [out[i] for i in ranked], beam.completions,
@@ -394,6 +395,31 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
                           notes=list(beam.notes), defaults=defaults, request=request,
                           rerank=request.rerank if reranked else None,
                           lacuna_edges=reported_edges(model, request.lacuna_edges))
+
+
+def _lacuna_probs(readings: list[list[Candidate]], ids: list[list[list[int]]],
+                  ranked: list[Combination], probs: list[float], defaults
+                  ) -> list[list[ScoredReading]]:
+    """Each lacuna's readings with their probabilities (``ranked``: the combinations, best
+    first, and their ``probs``): their marginals over the combinations; where the model's
+    unlisted mass applies to several lacunae
+    (:func:`~infill.filling.calibration.gaps_on_their_own`), a lacuna whose readings have one
+    length is calibrated on its own -- each reading's own log-score there in the best
+    combination holding it, among the lacuna's readings -- so that one lacuna's doubt is not
+    shared by the others' readings."""
+    own = gaps_on_their_own(defaults, len(readings))
+    out = []
+    for k, rs in enumerate(readings):
+        if own and len({len(t) for t in ids[k]}) == 1:
+            best = {}
+            for c in ranked:
+                best.setdefault(c.readings[k], c)
+            p = model_calibrated([gap_score(best[c.text].completion, k) for c in rs], defaults,
+                                 False)
+        else:
+            p = [sum(q for c, q in zip(ranked, probs) if c.readings[k] == r.text) for r in rs]
+        out.append([ScoredReading(r.text, pr, r.resp, r.lem) for r, pr in zip(rs, p)])
+    return out
 
 
 def _key(completion) -> tuple:

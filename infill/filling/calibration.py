@@ -17,13 +17,21 @@ are fitted on validation (benchmarks/greek_calibration.py: least negative log-li
 correctness of the beam's first restoration, on editors' supplements) so that a probability of
 0.8 is right about 80% of the time there. u applies to log-probabilities only: scores that rank
 fills of several lengths (a ``rank_score``) are on another scale, and get the softmax alone.
+
+Alternatives that fill several gaps at once (an edition's completions, the combinations of the
+readings proposed for several lacunae) have joint scores, and u -- one lacuna's unlisted
+restorations -- set against a joint score would let each gap's readings share every other gap's
+doubt. Where u applies (:func:`gaps_on_their_own`), each gap of one length is calibrated on its
+own: its distinct fills, each with its own log-score there (:func:`gap_score`, in the best
+alternative holding it), beside u_k for as many fills.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated", "model_calibrated"]
+__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated", "gap_score", "gaps_on_their_own",
+           "model_calibrated"]
 
 MAX_TEMPERATURE = 100.0
 """The largest temperature a ``defaults.json`` may record."""
@@ -57,3 +65,15 @@ def model_calibrated(values: Sequence[float], defaults, ranks_lengths: bool) -> 
     if defaults is None:
         return calibrated(values)
     return calibrated(values, defaults.temperature, None if ranks_lengths else defaults.unlisted)
+
+
+def gaps_on_their_own(defaults, gaps: int) -> bool:
+    """Whether the gaps of alternatives filling ``gaps`` gaps are calibrated one by one: several
+    gaps and an unlisted log-score in the model's calibration ``defaults``."""
+    return gaps > 1 and defaults is not None and defaults.unlisted is not None
+
+
+def gap_score(completion, gap: int) -> float:
+    """A completion's own log-score at one gap: the sum of the log-probabilities of the gap's
+    tokens (its positions' ``logq``), given the text and the gaps filled before them."""
+    return sum(p.logq for p in completion.positions if p.gap_index == gap)

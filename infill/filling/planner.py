@@ -195,10 +195,12 @@ def _decode_jobs(model: MaskedLM, jobs: list[_Job], found: dict[tuple[int, int],
         inputs.append(w.ids(enc.input_ids, lo, hi))
         gaps.append([p - w.left + lo for k in w.gaps for p in enc.gaps[k]])
         allowed.append(_slot_allowed(model, found[key], _job_positions(enc, w)))
-    group = _beam_groups(jobs, length_beam == "shared" and config.sampling is None)
+    same = _repeated(inputs, gaps, allowed) if config.sampling is None else {}
+    group = _beam_groups(jobs, length_beam == "shared" and config.sampling is None, same)
     members: dict[int, list[int]] = {}
     for j, g in enumerate(group):
-        members.setdefault(g, []).append(j)
+        if j not in same:
+            members.setdefault(g, []).append(j)
     keys = list(members)
     hyps: list = [None] * len(inputs)
     for bucket in length_buckets([max(len(inputs[j]) for j in members[g]) for g in keys]):
@@ -208,22 +210,37 @@ def _decode_jobs(model: MaskedLM, jobs: list[_Job], found: dict[tuple[int, int],
                                           config, allowed=[allowed[j] for j in idx],
                                           groups=shared)):
             hyps[j] = h
+    for j, first in same.items():
+        hyps[j] = hyps[first]
     return hyps
 
 
-def _beam_groups(jobs: list[_Job], share: bool) -> list[int]:
-    """A group id per job: the length variants of one input share a group (one beam) when
-    ``share`` and each variant is decoded in one window (a windowed input's windows are
-    combined afterwards, which a shared beam cannot rank); else every job its own."""
-    per_key = Counter(key for key, *_ in jobs)
-    variants = Counter(i for i, _ in per_key)
-    windowed = {i for (i, _), n in per_key.items() if n > 1}
+def _repeated(inputs: list, gaps: list, allowed: list) -> dict[int, int]:
+    """{job: the earlier job it repeats}: the same window ids, gap positions and allowed tokens.
+    A long input's lacuna of uncertain length is decoded at every length, and its context
+    windows that do not hold that lacuna are alike in every length variant (the same ids,
+    shifted): they are decoded once (a deterministic search gives them the same hypotheses)."""
+    seen: dict = {}
+    out = {}
+    for j, (ids, at, a) in enumerate(zip(inputs, gaps, allowed)):
+        key = (tuple(ids), tuple(at), None if a is None else (tuple(a.shape), a.numpy().tobytes()))
+        if seen.setdefault(key, j) != j:
+            out[j] = seen[key]
+    return out
+
+
+def _beam_groups(jobs: list[_Job], share: bool, same: dict[int, int]) -> list[int]:
+    """A group id per job: with ``share``, the length variants' jobs of one input that decode
+    the same gaps share one beam -- the whole text of a short input; in a long one, the context
+    windows holding the same gaps, so that a window holding a lacuna of uncertain length
+    decodes its lengths together, and the windows are combined afterwards as before -- else
+    every job its own. A job that repeats an earlier one (``same``) joins no group."""
     ids: dict = {}
     out = []
-    for j, (key, *_) in enumerate(jobs):
-        i = key[0]
-        together = share and variants[i] > 1 and i not in windowed
-        out.append(ids.setdefault(("input", i) if together else ("job", j), len(ids)))
+    for j, (key, enc, w, lo, hi) in enumerate(jobs):
+        together = share and j not in same
+        out.append(ids.setdefault(("input", key[0], tuple(w.gaps)) if together else ("job", j),
+                                  len(ids)))
     return out
 
 

@@ -150,6 +150,35 @@ def test_fixed_gaps_keep_their_length_beside_a_range(greek_char_dir):
     assert all(len(c.fills[0]) == 2 and len(c.fills[1]) in (1, 2) for c in got)
 
 
+def test_a_long_texts_windows_alike_in_every_length_are_decoded_once(greek_char_dir,
+                                                                     monkeypatch):
+    """A long text (decoded in windows) with a lacuna of 1-3 letters far from a fixed one: the
+    fixed lacuna's window holds the same ids in every length variant, and is decoded once, not
+    three times; the completions are those of every window decoded on its own."""
+    from infill.filling import planner
+
+    m = infill.load_model(greek_char_dir, device="cpu")
+    text = "και ___ τον δημον " + "των αθηναιων " * 5 + "εδοξε τηι βουλ___"
+    rows = []
+    run = planner.run_decoder
+
+    def counted(model, inputs, *a, **k):
+        rows.extend(map(tuple, inputs))
+        return run(model, inputs, *a, **k)
+
+    monkeypatch.setattr(planner, "run_decoder", counted)
+    got = infill.fill(m, text, gap=[2, (1, 3)], top_k=8, beam_size=8)[0]
+    assert len(rows) == 4 == len(set(rows))       # the first lacuna's window once, the other's 3
+    rows.clear()
+    monkeypatch.setattr(planner, "_repeated", lambda *a: {})
+    each = infill.fill(m, text, gap=[2, (1, 3)], top_k=8, beam_size=8)[0]
+    assert len(rows) == 6 and len(set(rows)) == 4
+    assert [(c.text, c.tokens) for c in got] == [(c.text, c.tokens) for c in each]
+    assert [v for c in got for v in (c.score, c.rank_score)] == \
+        pytest.approx([v for c in each for v in (c.score, c.rank_score)], abs=1e-6)
+    assert all(c.rank_score is not None and len(c.fills[0]) == 2 for c in got)
+
+
 @pytest.mark.parametrize("kind", ["pll", "pll-gap"])
 def test_a_long_text_is_scored_within_reach_of_its_gaps(greek_char_dir, kind, monkeypatch):
     """Far from the gap the PLL reads only PLL_REACH tokens each side of it (the leading and

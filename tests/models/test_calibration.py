@@ -116,6 +116,33 @@ def test_readings_leave_the_unlisted_mass_out(greek_char_dir, tmp_path):
     assert sum(c.prob for c in result.combinations) < 1
 
 
+def test_readings_of_several_lacunae_are_each_calibrated_on_their_own(greek_char_dir, tmp_path):
+    """With an unlisted mass, a lacuna's readings no longer share the other lacunae's doubt:
+    left to right, a later lacuna's readings get what they get with the earlier one's reading
+    written in, and an earlier lacuna's probability is the same whatever is proposed for a later
+    one (as marginals of the joint beside one unlisted mass, both moved with the other lacuna)."""
+    d = tmp_path / "u"
+    shutil.copytree(greek_char_dir, d)
+    (d / "defaults.json").write_text(json.dumps({**REC, "temperature": 0.8,
+                                                 "unlisted": [-2.1, -2.6, -2.9]}))
+    model = infill.load_model(str(d), device="cpu")
+    kw = {"scorer": "standard", "order": "left-to-right"}
+    both = infill.readings(model, "και ___ δημοσ ___ και", ["τον", "και|τον|τησ"], **kw)
+    alone = infill.readings(model, "και τον δημοσ ___ και", ["και|τον|τησ"], **kw)
+    assert [x.prob for x in both.lacunae[1]] == pytest.approx(
+        [x.prob for x in alone.lacunae[0]], rel=1e-6)
+    other = infill.readings(model, "και ___ δημοσ ___ και", ["τον", "σον"], **kw)
+    assert both.lacunae[0][0].prob == pytest.approx(other.lacunae[0][0].prob, rel=1e-6)
+    first = [c for c in both.combinations if c.readings[1] == "και"][0].completion
+    own = sum(p.logq for p in first.positions if p.gap_index == 0)
+    assert both.lacunae[0][0].prob == pytest.approx(calibrated([own], 0.8, [-2.1])[0], rel=1e-9)
+    # a lacuna whose readings have two lengths keeps its marginal over the combinations
+    mixed = infill.readings(model, "και ___ δημοσ ___ και", ["τον|τα", "και|τον"], **kw)
+    for x in mixed.lacunae[0]:
+        assert x.prob == pytest.approx(sum(c.prob for c in mixed.combinations
+                                           if c.readings[0] == x.text), rel=1e-9)
+
+
 EDITION = """<?xml version="1.0" encoding="UTF-8"?>
 <TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>t</title>
 </titleStmt></fileDesc></teiHeader><text><body><div type="edition" xml:lang="grc"><ab>

@@ -7,6 +7,8 @@ live on, and a hypothesis that has filled its input's last gap is finished and l
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 import torch
 
@@ -109,6 +111,35 @@ def test_length_variants_share_a_beam_unless_asked_for_each(greek_char_dir):
     narrow = infill.fill(model, text, gap="1-2", top_k=2, length_beam="shared",
                          length_score="per-char", beam_size=2)[0]
     assert len(narrow) == 2 and all(c.rank_score is not None for c in narrow)
+
+
+def test_a_long_texts_window_decodes_its_lengths_in_one_beam(greek_char_dir, monkeypatch):
+    """A long text, decoded in context windows: the window holding the lacuna of 1-2 letters
+    decodes both lengths in one shared beam (before, a windowed input's lengths each had their
+    own beam, whatever length_beam said), the other window once; with a beam that holds every
+    hypothesis, shared and each give the same completions."""
+    from infill.filling import planner
+
+    model = infill.load_model(str(greek_char_dir))
+    text = "και ___ τον δημον " + "των αθηναιων " * 5 + "εδοξε τηι βουλ___"
+    calls = []
+    run = planner.run_decoder
+
+    def recorded(model, inputs, *a, groups=None, **k):
+        calls.append((len(inputs), groups))
+        return run(model, inputs, *a, groups=groups, **k)
+
+    monkeypatch.setattr(planner, "run_decoder", recorded)
+    kw = {"gap": [1, "1-2"], "top_k": 4, "length_score": "per-char", "beam_size": 1000}
+    shared = infill.fill(model, text, length_beam="shared", **kw)[0]
+    assert sum(n for n, _ in calls) == 3
+    sizes = [n for _, g in calls if g for n in Counter(g).values()]
+    assert sorted(sizes) == [1, 2]
+    calls.clear()
+    each = infill.fill(model, text, length_beam="each", **kw)[0]
+    assert sum(n for n, _ in calls) == 3 and all(g is None for _, g in calls)
+    assert [(c.fills, c.rank_score) for c in shared] == [(c.fills, c.rank_score) for c in each]
+    assert {len(c.fills[1]) for c in shared} == {1, 2}
 
 
 def test_a_model_may_recommend_the_shared_beam_and_a_choice_wins(recommending):
