@@ -223,7 +223,8 @@ def _repeated(inputs: list, gaps: list, allowed: list) -> dict[int, int]:
     seen: dict = {}
     out = {}
     for j, (ids, at, a) in enumerate(zip(inputs, gaps, allowed)):
-        key = (tuple(ids), tuple(at), None if a is None else (tuple(a.shape), a.numpy().tobytes()))
+        key = (tuple(ids), tuple(at),
+               None if a is None else (tuple(a.shape), a.cpu().numpy().tobytes()))
         if seen.setdefault(key, j) != j:
             out[j] = seen[key]
     return out
