@@ -31,7 +31,7 @@ from infill.data.latin import LATIN_LANGS, alphabet_for
 from infill.data.letters import lookalikes
 from infill.decoding.lengths import MAX_VARIANTS
 from infill.errors import InfillError, InputError
-from infill.filling.calibration import gap_score, gaps_on_their_own, model_calibrated
+from infill.filling.calibration import gap_calibrated, gaps_on_their_own, model_calibrated
 from infill.filling.defaults import config_json, ranks_lengths, resolve_fill
 from infill.filling.request import FillRequest, check_applies, check_ranking, unknown_span
 from infill.lazy import LazyModule
@@ -383,8 +383,8 @@ def gap_shares(completions, g: int, defaults) -> list[tuple[object, float]]:
     first: dict[str, object] = {}
     for c in completions:
         first.setdefault(c.text[slice(*c.spans[g])], c)
-    values = [gap_score(c, g) for c in first.values()]
-    return list(zip(first.values(), model_calibrated(values, defaults, False)))
+    best = list(first.values())
+    return list(zip(best, gap_calibrated(best, g, defaults)))
 
 
 def _credit(found: dict, run: list[tuple[int, int]], c, a: int, b: int, w: float,

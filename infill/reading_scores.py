@@ -51,7 +51,7 @@ from infill.decoding.letters import (apply_edges, apply_letters, apply_undivided
 from infill.decoding.windows import windows_for
 from infill.errors import ConfigError, InputError, LongInputWarning
 from infill.filling import length_ranking, planner, reranking
-from infill.filling.calibration import gap_score, gaps_on_their_own, model_calibrated
+from infill.filling.calibration import gap_calibrated, gaps_on_their_own, model_calibrated
 from infill.filling.defaults import config_json
 from infill.filling.results import complete
 
@@ -414,8 +414,7 @@ def _lacuna_probs(readings: list[list[Candidate]], ids: list[list[list[int]]],
             best = {}
             for c in ranked:
                 best.setdefault(c.readings[k], c)
-            p = model_calibrated([gap_score(best[c.text].completion, k) for c in rs], defaults,
-                                 False)
+            p = gap_calibrated([best[c.text].completion for c in rs], k, defaults)
         else:
             p = [sum(q for c, q in zip(ranked, probs) if c.readings[k] == r.text) for r in rs]
         out.append([ScoredReading(r.text, pr, r.resp, r.lem) for r, pr in zip(rs, p)])

@@ -22,16 +22,16 @@ Alternatives that fill several gaps at once (an edition's completions, the combi
 readings proposed for several lacunae) have joint scores, and u -- one lacuna's unlisted
 restorations -- set against a joint score would let each gap's readings share every other gap's
 doubt. Where u applies (:func:`gaps_on_their_own`), each gap of one length is calibrated on its
-own: its distinct fills, each with its own log-score there (:func:`gap_score`, in the best
-alternative holding it), beside u_k for as many fills.
+own (:func:`gap_calibrated`): its distinct fills, each with its own log-score there
+(:func:`gap_score`, in the best alternative holding it), beside u_k for as many fills.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated", "gap_score", "gaps_on_their_own",
-           "model_calibrated"]
+__all__ = ["MAX_TEMPERATURE", "MAX_UNLISTED", "calibrated", "gap_calibrated", "gap_score",
+           "gaps_on_their_own", "model_calibrated"]
 
 MAX_TEMPERATURE = 100.0
 """The largest temperature a ``defaults.json`` may record."""
@@ -77,3 +77,10 @@ def gap_score(completion, gap: int) -> float:
     """A completion's own log-score at one gap: the sum of the log-probabilities of the gap's
     tokens (its positions' ``logq``), given the text and the gaps filled before them."""
     return sum(p.logq for p in completion.positions if p.gap_index == gap)
+
+
+def gap_calibrated(best: Sequence, gap: int, defaults) -> list[float]:
+    """The probabilities of one gap's distinct fills calibrated on their own, given the best
+    completion holding each (``best``): their :func:`gap_score` at the model's calibration,
+    beside its unlisted log-score."""
+    return model_calibrated([gap_score(c, gap) for c in best], defaults, False)
