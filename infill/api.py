@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from infill.config import DecodeConfig
-from infill.errors import ConfigError, LongInputWarning
+from infill.errors import LongInputWarning
 from infill.filling.decoders import run_decoder
 from infill.filling.defaults import ranks_lengths, resolve_fill
 from infill.filling.planner import fill_resolved, length_buckets, text_list
-from infill.filling.request import UNSET, FillRequest, check_ranking
+from infill.filling.request import UNSET, FillRequest, check_applies, check_ranking
 from infill.filling.results import Completion, FillResult, Position, complete
 from infill.filling.tokens import decode
 from infill.models import load_model as _load_model
@@ -100,13 +100,13 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     the others are decoded together as usual. Options left out (None: the scorer, the order,
     the gap's length, the length score) take the model's recommended defaults, resolved once
     here (:func:`~infill.filling.defaults.resolve_fill`; ``FillResult.defaults``); an explicit
-    choice always wins."""
+    choice always wins. ``batch_size`` inputs are decoded together (one forward pass per step
+    for all their hypotheses). ``region``, ``unclear`` and ``unknown_lengths`` are read with
+    the Leiden sigla of :func:`~infill.jobs.fill.fill_inputs`: here they are a ConfigError."""
     request, defaults = resolve_fill(model, _request(request, gap, top_k, options))
-    if request.unknown_lengths is not None:     # honoured where Leiden sigla are read
-        raise ConfigError("unknown_lengths restores the [---] lacunae of Leiden texts and EpiDoc "
-                          "editions: fill_inputs (infill run) and restore_files read them; "
-                          "fill takes gap markers (a range: gap=(lo, hi))",
-                          field="unknown_lengths")
+    check_applies(request, "fill's texts")      # what only a Leiden reading honours
     several = ranks_lengths(request.gap)           # fill reads no Leiden: the gap decides
     check_ranking(defaults.given, several, several)
-    return fill_resolved(model, texts, request, defaults, _raise=_raise)
+    texts, n = text_list(texts), request.batch_size
+    return [r for i in range(0, len(texts), n)
+            for r in fill_resolved(model, texts[i:i + n], request, defaults, _raise=_raise)]

@@ -34,6 +34,11 @@ __all__ = ["DecodeConfig", "DECODERS", "ORDERS", "SAMPLERS", "SCORERS", "PIVOT_C
            "MAX_SEED", "check_seed"]
 
 MAX_BEAM = 100_000
+AG_ONLY = ("joint_size", "ag_iterations")
+"""The options of the ag decoder alone (refused by beam search)."""
+BEAM_ONLY = ("order", "dedup", "dedup_keep", "pivot_context")
+"""The options of beam search alone that the ag decoder would not read (besides the scorer, its
+pivot and sampling, refused with one message)."""
 
 
 def _is_scorer(value) -> bool:
@@ -146,6 +151,7 @@ class DecodeConfig(Request):
                                   field="decoder")
         elif not _is_scorer(self.scorer):
             self.make_scorer()          # the scorer's own check of the options it takes
+        self._check_decoder_options()
         if self.top_p is not None and self.sampling != "nucleus":
             raise ConfigError("'top_p' is the nucleus mass of sampling \"nucleus\"; this decode "
                               f"{_draws(self.sampling)}", field="top_p")
@@ -153,6 +159,18 @@ class DecodeConfig(Request):
             raise ConfigError("'temperature' tempers sampling \"temperature\" (and Aeneas's own "
                               f"search); this decode {_draws(self.sampling)}",
                               field="temperature")
+
+    def _check_decoder_options(self) -> None:
+        """ConfigError for an option of the other decoder (honoured or refused, never dropped):
+        :data:`BEAM_ONLY` given to the ag decoder, :data:`AG_ONLY` to beam search."""
+        fields = type(self).fields()
+        ag = self.decoder == "ag"
+        owner, running = ("beam search", "the ag decoder") if ag else \
+            ("the ag decoder (decoder='ag')", "beam search")
+        for name in BEAM_ONLY if ag else AG_ONLY:
+            if getattr(self, name) != fields[name].default:
+                raise ConfigError(f"'{name}' is an option of {owner}; this decode runs "
+                                  f"{running}", field=name)
 
     # ---- derived ------------------------------------------------------------------------------
     @property

@@ -40,7 +40,7 @@ planner = LazyModule("infill.filling.planner")
 """The decoder (torch): read as ``planner.module.fill_resolved`` at each call, uncached, so that
 a replaced ``fill_resolved`` (a test's counter) is the one called."""
 
-__all__ = ["EditionResult", "edition_letters", "epidoc_output", "epidoc_paths", "leiden_output",
+__all__ = ["EditionResult", "check_edition_ranking", "edition_letters", "epidoc_output", "epidoc_paths", "leiden_output",
            "read_for_restore", "readings_for", "restore_files"]
 
 GREEK_LANGS = ("grc", "el", "gr")
@@ -293,9 +293,7 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
         if r.error is None and r.rendered.restore:
             r.request = file_request(r, request)
             groups.setdefault(repr((r.request.gap, r.request.letters)), []).append(r)
-    ranged = [ranks_lengths(r.request.gap) for rs in groups.values() for r in rs]
-    if ranged:
-        check_ranking(defaults.given, any(ranged), all(ranged))
+    check_edition_ranking([r.request.gap for rs in groups.values() for r in rs], defaults)
     n = request.batch_size
     for rs in groups.values():
         for part in (rs[i:i + n] for i in range(0, len(rs), n)):
@@ -304,6 +302,16 @@ def restore_files(model, inputs, request=None, hide_supplied: bool = False,
             for r, f in zip(part, filled):
                 take_fill(r, f)
     return results
+
+
+def check_edition_ranking(gaps: list, defaults) -> None:
+    """:func:`~infill.filling.request.check_ranking` for the editions to restore, by their
+    resolved gaps (:func:`file_request`): a ranking option the user gave is a ConfigError where
+    it would rank nothing (``length_score`` where no lacuna has several lengths, ``rerank``
+    where every edition's have)."""
+    ranged = [ranks_lengths(g) for g in gaps]
+    if ranged:
+        check_ranking(defaults.given, any(ranged), all(ranged))
 
 
 def edition_letters(result: EditionResult) -> list | None:

@@ -373,7 +373,9 @@ def score_readings(model, text: str, readings: list[list[Candidate]], ids: list[
         [beam] = planner.fill_resolved(model, [text], request, defaults)
     if beam.error is not None:
         raise InputError(beam.error, field=beam.error_field)
-    by_key = {_key(c): (r, c.score) for r, c in enumerate(beam.completions, 1)}
+    by_key: dict = {}
+    for r, c in enumerate(beam.completions, 1):     # without dedup a fill may recur: its best
+        by_key.setdefault(_key(c), (r, c.score))
     values = [s["rank_score"] if s["rank_score"] is not None else s["score"] for s in scored]
     probs = model_calibrated(values, defaults, any(s["rank_score"] is not None for s in scored))
     out = []

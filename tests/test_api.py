@@ -50,3 +50,42 @@ def test_a_positions_gap_index_names_its_gap_and_the_old_key_stays_a_release(ber
     assert list(rows[0])[:3] == ["gap_index", "gap", "index"]
     with pytest.warns(DeprecationWarning, match="gap_index"):
         assert best.positions[2].gap == 1
+
+
+def test_fill_each_decodes_batch_size_inputs_together(bert, monkeypatch):
+    """``batch_size`` inputs go to the decoder together (it was read only by ``infill run``: the
+    Python API decoded every input at once, whatever was asked); the answers do not change."""
+    from infill.filling import planner
+
+    texts = ["the ___ sat", "a ___ cat", "my ___ dog", "the ___ ran"]
+    sizes = []
+    run = planner.run_decoder
+
+    def counted(model, inputs, *a, **k):
+        sizes.append(len(inputs))
+        return run(model, inputs, *a, **k)
+
+    monkeypatch.setattr(planner, "run_decoder", counted)
+    together = infill.fill_each(bert, texts, top_k=3)
+    assert sizes == [4]
+    sizes.clear()
+    apart = infill.fill_each(bert, texts, top_k=3, batch_size=3)
+    assert sizes == [3, 1]
+    assert [[(c.tokens, round(c.score, 5)) for c in r.completions] for r in together] == \
+        [[(c.tokens, round(c.score, 5)) for c in r.completions] for r in apart]
+
+
+def test_fill_refuses_what_only_a_leiden_reading_honours(bert, greek_char_dir):
+    """``region``, ``unclear`` and ``unknown_lengths`` act where fill_inputs reads a text's
+    sigla; ``fill`` takes gap markers, so each is a ConfigError naming it, not a no-op."""
+    import pytest
+    from infill.errors import ConfigError
+
+    greek = infill.load_model(greek_char_dir, device="cpu")
+    for model, text, option in [(greek, "Ἀχιλ??ς ἄλγε ἔθη\u0323κε", dict(unclear="restore")),
+                                (bert, "the ___ sat", dict(region="cdr3")),
+                                (greek, "Ἀχιλ??ς", dict(unknown_lengths="1-3"))]:
+        [(name, _)] = option.items()
+        with pytest.raises(ConfigError, match=f"'{name}' does not apply to fill's texts"):
+            infill.fill(model, text, marker="?" if model is greek else "___", **option)
+    assert infill.fill(greek, "Ἀχιλ??ς", marker="?", unclear="keep")      # the default: fine

@@ -55,6 +55,17 @@ def test_defaults_resolve_the_scorer_and_selector():
     (dict(pivot=()), "at least one token"),
     (dict(beam_size=True), "integer"),
     (dict(joint_size=0), "at least 1"),
+    # an option of the other decoder is refused, never dropped
+    (dict(decoder="ag", order="best-to-worst"), "'order' is an option of beam search"),
+    (dict(decoder="ag", dedup=False), "'dedup' is an option of beam search"),
+    (dict(decoder="ag", dedup_keep="lower"), "'dedup_keep' is an option of beam search"),
+    (dict(decoder="ag", pivot_context="mask"), "'pivot_context' is an option of beam search"),
+    (dict(joint_size=10), "'joint_size' is an option of the ag decoder"),
+    (dict(ag_iterations=5), "'ag_iterations' is an option of the ag decoder"),
+    # pivot_context only where a pivot is injected (hcb, scramble)
+    (dict(scorer="standard", pivot_context="mask"), "the standard scorer injects none"),
+    (dict(scorer="swap", pivot_context="mask"), "the swap scorer injects none"),
+    (dict(sampling="pure", pivot_context="mask"), "the standard scorer injects none"),
 ])
 def test_invalid_combinations_fail_at_construction(options, message):
     with pytest.raises(ConfigError, match=message):

@@ -121,6 +121,20 @@ def test_a_small_beam(oracle, order):
         assert (tuple(c.readings) in beam) == (c.beam_rank is not None)
 
 
+def test_a_fill_the_beam_holds_twice_gets_its_first_rank(oracle):
+    """Without dedup, any-order's beam may hold one fill reached in several orders: a reading
+    takes the rank and score of its best (first) occurrence, not of its last."""
+    r = infill.readings(oracle, "a??b?", ["a|b|c"] * 3, marker="?", scorer="hcb",
+                        order="any-order", dedup=False, beam_size=27, top_k=27)
+    fills = [tuple(comp.fills) for comp in r.completions]
+    assert len(set(fills)) < len(fills)                 # a fill recurs: the case in question
+    for c in r.combinations:
+        if c.beam_rank is not None:
+            first = fills.index(tuple(c.readings))
+            assert c.beam_rank == first + 1
+            assert c.beam_score == r.completions[first].score
+
+
 def test_probabilities_and_marginals(oracle):
     r = infill.readings(oracle, "a??b?", ["a|b|c", "a|c", "b|c"], marker="?",
                         scorer="standard", order="left-to-right")

@@ -110,9 +110,10 @@ class StandardScorer(Scorer):
     name = "standard"
 
     @classmethod
-    def from_options(cls, pivot=None, **_) -> "StandardScorer":
+    def from_options(cls, pivot=None, pivot_context: str = "inject", **_) -> "StandardScorer":
         if pivot is not None:
             raise ConfigError("a pivot only applies to the hcb (or ablation) scorers")
+        _no_pivot_context(cls.name, pivot_context)
         return cls()
 
     def update(self, step: Step) -> torch.Tensor:
@@ -195,16 +196,17 @@ class ContextScrambleScorer(HCBScorer):
 
     name = "scramble"
 
-    def __init__(self, pivot=None, memory: int = 1000):
-        super().__init__(pivot=pivot, pivot_context="inject")
+    def __init__(self, pivot=None, memory: int = 1000, pivot_context: str = "inject"):
+        super().__init__(pivot=pivot, pivot_context=pivot_context)
         self.memory = memory
         self._values = torch.empty(0, dtype=torch.float64)
         self._owners = torch.empty(0, dtype=torch.long)
         self._batch = 0  # owners are offset per call so different calls count as different inputs
 
     @classmethod
-    def from_options(cls, pivot=None, **_) -> "ContextScrambleScorer":
-        return cls(pivot=pivot)
+    def from_options(cls, pivot=None, pivot_context: str = "inject",
+                     **_) -> "ContextScrambleScorer":
+        return cls(pivot=pivot, pivot_context=pivot_context)
 
     def update(self, step: Step) -> torch.Tensor:
         own = step.logq.gather(1, self.pivots(step.owner, step.slot)[:, None]).squeeze(1)
@@ -239,10 +241,11 @@ class RandomSwapScorer(Scorer):
         self.candidates = candidates  # [K] ids to draw u from; None: the placeable tokens
 
     @classmethod
-    def from_options(cls, pivot=None, **_) -> "RandomSwapScorer":
+    def from_options(cls, pivot=None, pivot_context: str = "inject", **_) -> "RandomSwapScorer":
         if pivot is not None:
             raise ConfigError("the swap ablation draws its own pivot; 'pivot' does not apply",
                               field="pivot")
+        _no_pivot_context(cls.name, pivot_context)
         return cls()
 
     def prepare(self, setup: Setup) -> None:
@@ -253,6 +256,15 @@ class RandomSwapScorer(Scorer):
         cand = self.candidates.to(step.logq.device)
         u = cand[step.rng.integers(step.keys, step.index, len(cand)).to(cand.device)]
         return step.logq - step.logq.gather(1, u[:, None])
+
+
+def _no_pivot_context(name: str, pivot_context: str) -> None:
+    """ConfigError for ``pivot_context="mask"`` given to a scorer that injects no pivot (the
+    option is honoured or refused, never dropped)."""
+    if pivot_context != "inject":
+        raise ConfigError(f"'pivot_context' says what stands at the other unfilled positions "
+                          f"when a pivot is injected (the hcb and scramble scorers); the {name} "
+                          "scorer injects none", field="pivot_context")
 
 
 SCORER_CLASSES: dict[str, type[Scorer]] = {cls.name: cls for cls in (

@@ -178,6 +178,14 @@ def unknown_span(value) -> tuple[int, int] | None:
 
 
 NOT_FOR: dict[str, dict[str, str]] = {
+    "fill's texts": {      # infill.fill / fill_each: gap markers, no Leiden read
+        "region": "fill fills the gap markers it is given; fill_inputs (infill run --region) "
+                  "masks an antibody's IMGT region",
+        "unclear": "fill reads no Leiden; fill_inputs (infill run) and restore_files restore "
+                   "underdotted letters (letters= limits a gap position's letters)",
+        "unknown_lengths": "fill reads no Leiden; fill_inputs (infill run) and restore_files "
+                           "restore its [---] lacunae (a gap of several lengths: gap=(lo, hi))",
+    },
     "EpiDoc files": {
         "gap": "an edition's lacunae carry their own lengths (<gap quantity>, atLeast/atMost)",
         "marker": "an edition marks its lacunae itself (<gap>, <supplied>)",

@@ -18,8 +18,8 @@ from __future__ import annotations
 from pydantic import ConfigDict, PrivateAttr, ValidationError, create_model
 
 from infill.data.epidoc import read_edition
-from infill.epigraphy import EditionResult, epidoc_output, file_request, leiden_output, \
-    read_for_restore, restore_request, take_fill
+from infill.epigraphy import EditionResult, check_edition_ranking, epidoc_output, \
+    file_request, leiden_output, read_for_restore, restore_request, take_fill
 from infill.errors import InputError
 from infill.filling.request import NOT_FOR, unknown_span
 from infill.serve.catalog import ModelCatalog
@@ -110,6 +110,7 @@ def epidoc_job(req: EpidocBody, catalog: ModelCatalog, limits: Limits,
     res.request, res.defaults = file_request(res, request), defaults
     if not res.rendered.restore:
         return None, res
+    check_edition_ranking([res.request.gap], defaults)       # as restore_files checks it
     if len(res.rendered.text) > limits.max_text:
         raise TooLarge(f"edition too long: {len(res.rendered.text)} characters (limit "
                        f"{limits.max_text})")

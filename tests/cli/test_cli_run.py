@@ -92,12 +92,16 @@ def test_input_file_and_stdin_and_options(runner, bert_dir, tmp_path):
     r = runner.invoke(main, ["run", "--model", bert_dir, "--input", str(f), "--json", "-k", "1"])
     assert r.exit_code == 0, r.output
     assert [json.loads(x)["input"] for x in r.output.splitlines()] == ["the ___ sat", "___ dog"]
-    r2 = runner.invoke(main, ["run", "--model", bert_dir, "--json", "-k", "1", "--scorer", "standard",
+    r2 = runner.invoke(main, ["run", "--model", bert_dir, "--json", "-k", "1", "--scorer", "hcb",
                               "--order", "best-to-worst", "--marker", "@@", "--pivot-context", "mask"],
                        input="the @@ sat\n")
     assert r2.exit_code == 0, r2.output
     row = json.loads(r2.output)
-    assert row["config"]["scorer"] == "standard" and row["config"]["order"] == "best-to-worst"
+    assert row["config"]["scorer"] == "hcb" and row["config"]["order"] == "best-to-worst"
+    assert row["config"]["pivot_context"] == "mask"
+    r2 = runner.invoke(main, ["run", "--model", bert_dir, "--scorer", "standard",
+                              "--pivot-context", "mask", "the ___ sat"])
+    assert r2.exit_code == 2 and "the standard scorer injects none" in r2.output   # no pivot
     r3 = runner.invoke(main, ["run", "--model", bert_dir, "--json", "--sampling", "nucleus",
                               "--top-p", "0.8", "--seed", "3", "--gap", "2", "the ___ sat"])
     r4 = runner.invoke(main, ["run", "--model", bert_dir, "--json", "--sample", "nucleus", "--top-p",

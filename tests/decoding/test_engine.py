@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import infill
+from infill.config import DecodeConfig
 from infill.errors import ConfigError, InputError
 from infill.decoding.scorers import ContextScrambleScorer, HCBScorer, RandomSwapScorer
 
@@ -139,6 +140,18 @@ def test_scramble_memory_persists_across_calls_and_excludes_own_input(bert):
     first = infill.decode(bert, enc.input_ids, scorer=sc)
     again = infill.decode(bert, enc.input_ids, scorer="hcb")
     assert [h.score for h in first] != pytest.approx([h.score for h in again])
+
+
+def test_scramble_honours_pivot_context(bert):
+    """The scramble ablation reads its step's log q in the context pivot_context says (it was
+    always injected, whatever was asked)."""
+    enc = bert.encode("the ___ sat on the mat", gap=2)
+    assert DecodeConfig(scorer="scramble", pivot_context="mask").make_scorer().pivot_context \
+        == "mask"
+    got = {c: [h.score for h in infill.decode(bert, enc.input_ids, scorer="scramble", pivot="the",
+                                              pivot_context=c, beam_size=3, seed=0)]
+           for c in ("inject", "mask")}
+    assert got["inject"] != pytest.approx(got["mask"])
 
 
 def test_per_position_and_token_pivots(bert):

@@ -176,3 +176,25 @@ def test_lacuna_edges_is_one_behaviour_in_every_entry_point(catalog, client):
     bad = client.post("/api/fill", json={"text": text, "model": "builtin:latin",
                                          "lacuna_edges": "none"})
     assert bad.status_code == 400 and "lacuna edges" in bad.json()["error"]
+
+
+def test_a_ranking_option_that_ranks_nothing_is_refused_by_every_entry_point(client):
+    """An edition whose lacunae each have one length gets no ``length_score``: ``infill run``
+    and ``restore_files`` refused it and ``POST /api/epidoc`` dropped it (200, nothing ranked);
+    now each refuses it, naming the option."""
+    from infill.epigraphy import restore_files
+    from infill.errors import ConfigError
+
+    demo = Path(__file__).resolve().parents[2] / "data" / "demo" / "edition.xml"
+    cli = CliRunner().invoke(main, ["run", "-m", "builtin:greek", "--length-score", "per-char",
+                                    str(demo)])
+    assert cli.exit_code == 2 and "length-score ranks fills of several lengths" in cli.output
+    with pytest.raises(ConfigError, match="'length_score' ranks fills of several lengths"):
+        restore_files(infill.load_model("builtin:greek"), [str(demo)], length_score="per-char")
+    got = client.post("/api/epidoc", json={"xml": demo.read_text(encoding="utf-8"),
+                                           "model": "builtin:greek", "length_score": "per-char"})
+    assert got.status_code == 400
+    assert "'length_score' ranks fills of several lengths" in got.json()["error"]
+    ranged = client.post("/api/epidoc", json={"xml": HAND.read_text(encoding="utf-8"),
+                                              "model": "builtin:greek", "rerank": "pll"})
+    assert ranged.status_code == 400 and "'rerank'" in ranged.json()["error"]
