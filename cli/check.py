@@ -108,7 +108,8 @@ def _run(lm, model: str, texts, input_file, request: CheckRequest, table: bool, 
     them."""
     files = epigraphy.epidoc_paths(list(texts), input_file)
     if files is not None:
-        return check_job.check_editions(lm, files, request, name=model) if shard.main else None
+        return check_job.check_editions(lm, files, request, name=model, table=table) \
+            if shard.main else None
     if out_dir is not None:
         raise CLIError("--out is for EpiDoc files (TEI XML) only")
     records = io.read_records(tuple(texts), input_file)

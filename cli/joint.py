@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import click
 
-from .errors import InfillCommand, clean_errors
+from .errors import CLIError, InfillCommand, clean_errors
 from .options import (SafePath, data_option, deprecated, device_options, examples_option,
                       field_option, json_option, model_option, no_window_option,
                       progress_option, request_args, speed_options)
 from infill.data.files import ensure_dir
 from infill.errors import InputError
-from infill.jobs.joint import JointRequest, joint_corpus, joint_metrics, pair_joints
+from infill.jobs.joint import JointRequest, check_mode, joint_corpus, joint_metrics, pair_joints
 from infill.lazy import LazyModule
 from infill.progress import progress as progress_bar
 
@@ -97,6 +97,10 @@ def joint(text, model, examples, n_alias, out, top_alias, iterations_alias, sche
     params["examples"] = params["examples"] or None          # -n 0: all, as bench
     request = JointRequest(text=text, window=not no_window,
                            **request_args(JointRequest, params))
+    check_mode(request, text=text is not None)       # before the model is loaded
+    if out and text is not None:
+        raise CLIError("--out writes the metrics' files of --data; with TEXT the pairs are "
+                       "printed (--json: one JSON line)")
     corpus = None if text is not None else joint_corpus(model, request.data)
     if out and text is None:               # fail before the work, not after it
         ensure_dir(out, "--out folder")

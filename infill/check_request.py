@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from infill.errors import InputError
 from infill.fields import Request, option
 
 __all__ = ["CheckRequest", "DEFAULT_THRESHOLD", "MAX_THRESHOLD"]
@@ -40,3 +41,7 @@ class CheckRequest(Request):
                           "window centred on each checked token (False: the length error).")
     max_rows: int = option(256, int, "Masked rows per forward pass (one row per checked token).",
                            low=1)
+
+    def check(self) -> None:
+        if not self.marker:       # '' would read nothing as a gap: its text checked as tokens
+            raise InputError("the gap marker must not be empty", field="marker")

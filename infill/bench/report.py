@@ -334,9 +334,11 @@ def _plot_gaps(summary: dict, out: Path, plt) -> str | None:
 
 def _plot_sweep(summary: dict, out: Path, plt) -> str | None:
     """pivot_sweep.png: pooled top-1 per HCB pivot (bars, the default pivot hatched), the
-    methods without a pivot as horizontal reference lines (needs two pivots)."""
+    methods without a pivot as horizontal reference lines (needs two pivots, and top-1 among
+    the k measured)."""
     cells = summary["cells"]
-    sweep = [c for c in cells if c["n"] == "all" and c["pivot"] is not None]
+    sweep = [c for c in cells
+             if c["n"] == "all" and c["pivot"] is not None and c.get("top1") is not None]
     labels = list(dict.fromkeys(c["pivot"] for c in sweep))
     if len(labels) < 2:
         return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from infill.check_request import CheckRequest
 from infill.data.leiden import convert, has_sigla
 from infill.data.letters import has_sets
-from infill.errors import InfillError
+from infill.errors import ConfigError, InfillError
 from infill.filling.defaults import fixed_gap
 from infill.jobs.inputs import Input, Outcome, as_inputs, read_letters, reads_leiden, reads_letters
 from infill.jobs.sharding import over_batches
@@ -125,6 +125,9 @@ def check(model, inputs: Iterable, request: CheckRequest | None = None, *,
     request = CheckRequest.from_options(request, **options)
     gap = fixed_gap(None, model)[0]
     table = model.unit == "residues" if table is None else table
+    if table and checking.substitution_alphabet(model) is None:
+        raise ConfigError("'table' is the substitution table per position, a letter or "
+                          f"residue each; this model reads {model.unit}", field="table")
     records = [_prepared(model, r, request.marker) for r in as_inputs(inputs)]
 
     def score(mine: list[Input]) -> list[InputCheck]:
@@ -162,17 +165,25 @@ def _check_batch(model, records: Sequence[Input], request: CheckRequest, gap: in
 
 def check_editions(model, files: Sequence[tuple[str, str | None]],
                    request: CheckRequest | None = None, *, name: str | None = None,
-                   **options) -> list[InputCheck]:
+                   table: bool | None = None, **options) -> list[InputCheck]:
     """Check EpiDoc files (``(path, text or None)`` each) with a character model: the letters
     the stone preserves, the editors' supplements as context (:mod:`infill.check_epidoc`);
-    each result's ``lines`` gives a note per inscription line (:func:`line_notes`)."""
+    each result's ``lines`` gives a note per inscription line (:func:`line_notes`). ``table``:
+    keep the substitution table (as :func:`check`); ``window`` False: an edition longer than
+    the model is its length error; ``marker`` does not apply (an edition marks its own
+    lacunae), a ConfigError."""
     request = CheckRequest.from_options(request, **options)
+    if request.marker != CheckRequest.fields()["marker"].default:
+        raise ConfigError("'marker' does not apply to EpiDoc files: an edition marks its "
+                          "lacunae itself (<gap>, <supplied>)", field="marker")
     out, readings = [], []
     for path, text in files:
         c = InputCheck(Input(path, None), name)
         out.append(c)
         try:
             er = check_epidoc.read_edition_for_check(model, path, text)
+            if not request.window:
+                model.check_length(len(er.reading.ids))
         except InfillError as e:
             c.error = str(e).splitlines()[0]
             continue
@@ -180,7 +191,7 @@ def check_editions(model, files: Sequence[tuple[str, str | None]],
         c.notes, c.edition = list(er.reading.notes), er
         readings.append((c, er.reading))
     checks = checking.check_readings(model, [r for _, r in readings], request.threshold,
-                                     request.max_rows) if readings else []
+                                     request.max_rows, bool(table)) if readings else []
     for (c, _), result in zip(readings, checks):
         c.result = result
     return out

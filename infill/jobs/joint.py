@@ -31,11 +31,18 @@ letters = LazyModule("infill.decoding.letters")
 results = LazyModule("infill.filling.results")
 metrics = LazyModule("infill.joint.metrics")
 
-__all__ = ["JointRequest", "PairJoints", "JointMetrics", "pair_joints", "joint_corpus",
+__all__ = ["JointRequest", "PairJoints", "JointMetrics", "check_mode", "pair_joints", "joint_corpus",
            "joint_metrics"]
 
 SCHEMES = ("random", "contiguous")
 """Which position pairs of a sentence are evaluated."""
+
+
+CORPUS_ONLY = ("split", "pair_scheme", "examples", "converged_tol", "seed", "pairs_per_text",
+               "min_tokens")
+"""The options of the metrics over a corpus (``data``) alone, refused with a TEXT."""
+TEXT_ONLY = ("top_k", "gap", "marker")
+"""The options of one TEXT's pairs alone, refused over a corpus."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,19 @@ class JointRequest(Request):
                               field=("text", "data"))
         if self.text is not None:
             check_text(self.text, "TEXT")
+            check_mode(self, text=True)
+
+
+def check_mode(request: JointRequest, text: bool) -> None:
+    """ConfigError for an option of the other mode (honoured or refused, never dropped): with
+    one text, the corpus options (:data:`CORPUS_ONLY`); over a corpus, :data:`TEXT_ONLY`."""
+    fields = type(request).fields()
+    for name in CORPUS_ONLY if text else TEXT_ONLY:
+        if getattr(request, name) != fields[name].default:
+            owner, running = ("the metrics over a corpus (data)", "one TEXT") if text else \
+                ("one TEXT's pairs", "over data")
+            raise ConfigError(f"'{name}' is an option of {owner}; this run is {running}",
+                              field=name)
 
 
 def _finite(x: float) -> float | None:
@@ -124,6 +144,7 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
     (``gap`` tokens at each ``marker``). InputError otherwise; a text longer than the model
     is read in the context window centred on the pair (``window=False``: the length error)."""
     request = JointRequest.from_options(request, **options)
+    check_mode(request, text=True)
     enc = model.encode(text, gap=request.gap, marker=request.marker)
     if len(enc.positions) != 2:
         raise InputError(f"the joint needs exactly two gap tokens (e.g. two single-token gaps "
@@ -133,6 +154,7 @@ def pair_joints(model, text: str, request: JointRequest | None = None, *,
     allowed = letters.undivided_mask(model, enc, request.allow_special)
     t = tables.pair_tables(model, enc.input_ids, a, b, joint_size=request.joint_size,
                            allow_special=request.allow_special, window=request.window,
+                           batch_size=request.batch_size,
                            restrict=None if allowed is None else allowed.expand(2, -1))
     windows = [] if t.window is None else \
         [{"start": t.window[0], "end": t.window[1], "gaps": list(range(len(enc.gaps)))}]
@@ -201,6 +223,7 @@ def joint_metrics(model, request: JointRequest, *, name: str, corpus: str,
     gets the result, the others None). ``begin(examples, texts)`` is called once the examples
     are drawn, before their evaluation; it returns a progress bar (``update`` once per example
     done here) as a context manager."""
+    check_mode(request, text=False)
     split = request.split or ("test" if corpus in corpora.CORPORA else "all")
     texts = metrics.held_out(name, model, corpus, split, data_root)
     wanted = request.examples if request.examples is not None else \

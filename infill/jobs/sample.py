@@ -68,6 +68,7 @@ def sample_inputs(model, inputs: Iterable, request: SampleRequest | None = None,
 
     request = SampleRequest.from_options(request, **options)
     FillRequest.rules("marker").check(marker, "marker")     # the fill job's rule of a marker
+    FillRequest.rules("window").check(window, "window")     # and of a window (a bool)
     gap = fixed_gap(gap, model)[0]
 
     def one(rec: Input) -> InputSample:

@@ -503,9 +503,14 @@ class Trainer:
             raise ModelLoadError(f"{self.ckpt_path} is not an infill training checkpoint "
                                  f"({str(e).splitlines()[0][:120] if str(e) else type(e).__name__})"
                                  "; start afresh in another 'out'", field="out") from None
-        # the next step's learning rate under this run's plan (the saved one ends the old plan:
-        # 0 at its last step, when a finished run is extended with more --steps)
+        # this run's peak lr and weight decay (the saved ones were the old run's: a resume with
+        # another --lr or --weight-decay takes them from here on), and the next step's learning
+        # rate under this run's plan (the saved one ends the old plan: 0 at its last step, when
+        # a finished run is extended with more --steps)
+        self.sched.base_lrs = [cfg.lr] * len(self.opt.param_groups)
+        self.opt.param_groups[0]["weight_decay"] = cfg.weight_decay
         for group, base in zip(self.opt.param_groups, self.sched.base_lrs):
+            group["initial_lr"] = base
             group["lr"] = base * self.sched.lr_lambdas[0](self.sched.last_epoch)
         self.step = ck["step"]
         self.history = [e for e in ck["history"] if self._planned(e["step"])]

@@ -105,3 +105,116 @@ def test_a_rerank_names_the_inputs_whose_lengths_compete(greek_char_dir, tmp_pat
     one, ranged = [json.loads(line) for line in r.stdout.splitlines()]
     assert one["config"].get("rerank") == "pll" and not any("rerank" in n for n in one["notes"])
     assert any(n.startswith("rerank pll: not applied") for n in ranged["notes"]), ranged["notes"]
+
+
+EPIDOC = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "epidoc"
+             / "iospe_1.10.xml")
+OTHER_COMMANDS = [      # (the command's arguments, the flag named, why); {m}: the model
+    (["run", "--scorer", "standard", "--pivot-context", "mask", TEXT], "pivot-context",
+     "standard injects no pivot"),
+    (["run", "--decoder", "ag", "--order", "best-to-worst", "--gap", "2", TEXT], "order",
+     "the ag decoder has no order"),
+    (["sample", "--target-temperature", "0.5", "--min-temperature", "2", TEXT],
+     "min-temperature", "a floor above the target replaces it"),
+    (["sample", "--gibbs", "--anneal", "0.1", TEXT], "anneal", "gibbs accepts every proposal"),
+    (["joint", "--split", "train", "the ___ ___ sat"], "split", "TEXT has no corpus split"),
+    (["joint", "--converged-tol", "0.001", "the ___ ___ sat"], "converged-tol",
+     "TEXT reports no AG*"),
+    (["joint", "--out", "{out}", "the ___ ___ sat"], "out", "TEXT writes no files"),
+    (["joint", "--data", "{data}", "-k", "3"], "top-k", "the metrics show no pairs"),
+    (["check", "--marker", "", TEXT], "marker", "an empty marker marks nothing"),
+    (["check", "-m", "{greek}", "--marker", "@@", EPIDOC], "marker",
+     "an edition marks its own lacunae"),
+]
+
+
+@pytest.mark.parametrize("args, name, why", OTHER_COMMANDS, ids=[w for *_, w in OTHER_COMMANDS])
+def test_every_command_refuses_an_option_it_would_drop(bert_dir, greek_char_dir, tmp_path,
+                                                        args, name, why):
+    """Each was taken and changed nothing (an audit of every command's options, 2026-12-02)."""
+    data = tmp_path / "lines.txt"
+    data.write_text("the cat sat on the mat today\nthe dog ran in the park again\n")
+    args = [a.format(out=tmp_path / "o", data=data, greek=greek_char_dir) for a in args]
+    model = [] if "-m" in args else ["-m", bert_dir]
+    r = CliRunner().invoke(main, [args[0], *model, *args[1:]])
+    assert r.exit_code == 2 and not r.stdout, (why, r.output)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.output, r.output
+    assert f"--{name}" in lines[0] or f"'{name}'" in lines[0] or name in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_of_an_edition_honours_scores_and_no_window(greek_char_dir, tmp_path):
+    """``check --scores`` on an EpiDoc file writes its substitution table (it raised a
+    TypeError: the table was never asked for); ``--no-window`` refuses an edition longer than
+    the model (it was read in windows all the same)."""
+    scores = tmp_path / "s.tsv"
+    r = CliRunner().invoke(main, ["check", "-m", greek_char_dir, "--scores", str(scores),
+                                  EPIDOC])
+    assert r.exit_code == 0, r.output
+    rows = scores.read_text(encoding="utf-8").splitlines()
+    assert rows[0].split("\t")[:3] == ["id", "position", "written"] and len(rows) > 10
+    assert all(len(x.split("\t")) == len(rows[0].split("\t")) for x in rows)
+    long = tmp_path / "long.xml"          # longer than the tiny model's 48 characters
+    long.write_text(LONG_EDITION.format(text="ὁ δῆμος ἐτίμησεν τὸν ἀνδριάντα " * 4),
+                    encoding="utf-8")
+    r = CliRunner().invoke(main, ["check", "-m", greek_char_dir, str(long)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["check", "-m", greek_char_dir, "--no-window", str(long)])
+    assert r.exit_code != 0 and "maximum length" in r.output
+
+
+LONG_EDITION = """<?xml version="1.0" encoding="UTF-8"?>
+<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>t</title>
+</titleStmt><publicationStmt><p>p</p></publicationStmt><sourceDesc><p>s</p></sourceDesc>
+</fileDesc></teiHeader><text><body><div type="edition" xml:lang="grc"><ab>
+<lb n="1"/>{text}<supplied reason="lost">δήμωι</supplied>
+</ab></div></body></text></TEI>
+"""
+
+
+def test_joint_of_one_text_reads_batch_size(bert, monkeypatch):
+    """TEXT mode's tables are built ``batch_size`` rows per pass (it was read only by --data)."""
+    from infill.jobs import joint as joint_job
+    from infill.jobs.joint import JointRequest, pair_joints
+
+    seen = []
+    real = joint_job.tables.pair_tables
+
+    def spy(*a, **k):
+        seen.append(k.get("batch_size"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(joint_job.tables, "pair_tables", spy)
+    pair_joints(bert, "the ___ ___ sat", JointRequest(joint_size=4, ag_iterations=3,
+                                                      batch_size=7))
+    assert seen == [7]
+
+
+def test_bench_with_top_k_without_one_and_two_pivots_finishes(bert_dir, tmp_path):
+    """The pivot sweep's plot needs top-1; with ``-k 2`` it raised KeyError after every row
+    was computed (and again on resume). Now the sweep is not drawn and the summary is written."""
+    lines = tmp_path / "lines.txt"
+    lines.write_text("the cat sat on the mat today\nthe dog ran in the park again\n")
+    r = CliRunner().invoke(main, ["bench", str(lines), "-m", bert_dir, "-o", str(tmp_path / "b"),
+                                  "-n", "2", "--gap-lengths", "2", "--methods", "hcb-l2r",
+                                  "-b", "2", "-k", "2", "--pivot", "the", "--pivot", "cat"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "b" / "summary.json").exists()
+    assert not (tmp_path / "b" / "pivot_sweep.png").exists()
+
+
+def test_the_python_api_refuses_what_the_command_refuses(bert):
+    """The same rules in Python: a substitution table of a model of word pieces, a window that
+    is no bool, a floor above the target temperature, a tempered Gibbs chain."""
+    from infill.jobs.sample import sample_inputs
+
+    with pytest.raises(ConfigError, match="'table'") as e:
+        infill.check(bert, ["the cat sat"], table=True)
+    assert e.value.field == "table"
+    for options, field in [(dict(window="no"), "window"),
+                           (dict(min_temperature=2, target_temperature=0.5), "min_temperature"),
+                           (dict(gibbs=True, anneal=0.1), "anneal")]:
+        with pytest.raises(ConfigError) as e:
+            sample_inputs(bert, ["the ___ sat"], sweeps=1, **options)
+        assert field in (e.value.field if isinstance(e.value.field, tuple) else (e.value.field,))

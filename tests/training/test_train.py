@@ -307,6 +307,21 @@ def test_extending_a_finished_run_continues_at_the_new_plans_learning_rate(tmp_p
     assert after["optimizer"]["param_groups"][0]["lr"] == pytest.approx(3e-3 * (12 - 7) / 10)
 
 
+def test_a_resume_takes_its_own_learning_rate_and_weight_decay(tmp_path, greek_corpus):
+    """--resume with another --lr / --weight-decay trains with them from the next step (they
+    were recorded in train_info.json while the checkpoint's old ones went on training)."""
+    out = tmp_path / "run"
+    opts = dict(steps=8, eval_every=4, checkpoint_every=2, warmup=2)
+    train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, stop_after=4, **opts))
+    before = torch.load(out / "checkpoint.pt", weights_only=True)["optimizer"]["param_groups"]
+    assert before[0]["weight_decay"] == 0.01 and before[1]["weight_decay"] == 0.0
+    train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, resume=True, stop_after=5, lr=1e-4,
+                                                       weight_decay=0.5, **opts))
+    after = torch.load(out / "checkpoint.pt", weights_only=True)["optimizer"]["param_groups"]
+    assert [g["lr"] for g in after] == pytest.approx([1e-4 * (8 - 5) / 6] * 2)
+    assert after[0]["weight_decay"] == 0.5 and after[1]["weight_decay"] == 0.0   # biases, norms
+
+
 @pytest.mark.parametrize("field, value", [("torch_rng", "x"), ("step", "x"), ("step", -1),
                                           ("history", 5), ("scheduler", [1]), ("py_rng", [1]),
                                           ("family", None)])
