@@ -108,5 +108,7 @@ def fill_each(model: MaskedLM, texts: Sequence[str],
     several = ranks_lengths(request.gap)           # fill reads no Leiden: the gap decides
     check_ranking(defaults.given, several, several)
     texts, n = text_list(texts), request.batch_size
+    if len(texts) <= n:                # one call (an empty list: its error, as before)
+        return fill_resolved(model, texts, request, defaults, _raise=_raise)
     return [r for i in range(0, len(texts), n)
             for r in fill_resolved(model, texts[i:i + n], request, defaults, _raise=_raise)]

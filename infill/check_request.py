@@ -44,4 +44,4 @@ class CheckRequest(Request):
 
     def check(self) -> None:
         if not self.marker:       # '' would read nothing as a gap: its text checked as tokens
-            raise InputError("the gap marker must not be empty", field="marker")
+            raise InputError("'marker' (the gap marker) must not be empty", field="marker")

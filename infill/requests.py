@@ -101,16 +101,16 @@ class SampleRequest(Request):
         if not self.burn_in < self.sweeps:
             raise ConfigError("'burn_in' must be less than 'sweeps' (the sweeps not counted "
                               "among all)", field=("burn_in", "sweeps"))
-        if self.min_temperature > self.target_temperature:
-            raise ConfigError(f"'min_temperature' ({self.min_temperature:g}) is the floor of "
-                              "the annealed target temperature: above the target temperature "
-                              f"({self.target_temperature:g}) it would replace it from the "
-                              "first sweep", field=("min_temperature", "target_temperature"))
         fields = type(self).fields()
         for name in ("target_temperature", "anneal", "min_temperature") if self.gibbs else ():
             if getattr(self, name) != fields[name].default:
                 raise ConfigError(f"'{name}' tempers the MH acceptance; 'gibbs' accepts every "
                                   "proposal", field=(name, "gibbs"))
+        if self.anneal > 0 and self.min_temperature >= self.target_temperature:
+            raise ConfigError(f"'anneal' lowers the target temperature "
+                              f"({self.target_temperature:g}) down to 'min_temperature' "
+                              f"({self.min_temperature:g}), which is not below it: nothing "
+                              "to anneal", field=("anneal", "min_temperature"))
 
 
 @dataclass(frozen=True)

@@ -263,8 +263,8 @@ def _no_pivot_context(name: str, pivot_context: str) -> None:
     option is honoured or refused, never dropped)."""
     if pivot_context != "inject":
         raise ConfigError(f"'pivot_context' says what stands at the other unfilled positions "
-                          f"when a pivot is injected (the hcb and scramble scorers); the {name} "
-                          "scorer injects none", field="pivot_context")
+                          f"when a pivot is injected; the {name} scorer injects none (the hcb "
+                          "and scramble scorers do: give scorer hcb)", field="pivot_context")
 
 
 SCORER_CLASSES: dict[str, type[Scorer]] = {cls.name: cls for cls in (

@@ -185,7 +185,7 @@ def check_editions(model, files: Sequence[tuple[str, str | None]],
             if not request.window:
                 model.check_length(len(er.reading.ids))
         except InfillError as e:
-            c.error = str(e).splitlines()[0]
+            c.error, c.error_field = str(e).splitlines()[0], e.field
             continue
         c.input = Input(path, er.reading.shown)
         c.notes, c.edition = list(er.reading.notes), er

@@ -65,8 +65,11 @@ def propose(model: MaskedLM, x: torch.Tensor, block: torch.Tensor, allowed: torc
 
 def temperatures(temperature: float, anneal: float, min_temperature: float,
                   sweeps: int) -> list[float]:
-    """Target temperature per sweep: ``max(min_temperature, temperature - anneal * sweep)``."""
-    return [max(min_temperature, temperature - anneal * e) for e in range(sweeps)]
+    """Target temperature per sweep: ``max(floor, temperature - anneal * sweep)``, the floor
+    ``min(min_temperature, temperature)``: annealing stops at ``min_temperature``, which never
+    raises the target itself (a target of 0.005 stays 0.005 under the default floor 0.01)."""
+    floor = min(min_temperature, temperature)
+    return [max(floor, temperature - anneal * e) for e in range(sweeps)]
 
 
 def block_sizes(block: int, n: int, sweeps: int, schedule: str) -> list[int]:

@@ -293,6 +293,15 @@ def validation_metrics(family: Family, model: nn.Module, batches: list,
 
 
 # ---- the loop ------------------------------------------------------------------------------
+def _note_changed(name: str, saved: float, given: float, step: int) -> None:
+    """A warning where a resumed run trains with another ``name`` than its checkpoint did (a
+    flag left out of the resuming command takes its default)."""
+    if not math.isclose(saved, given, rel_tol=1e-12, abs_tol=0.0):
+        warnings.warn(f"resuming with {name} {given:g} from step {step + 1} (the checkpoint "
+                      f"trained with {saved:g}; pass the same value to continue it unchanged)",
+                      stacklevel=4)
+
+
 def _schedule(warmup: int, total: int):
     def f(step: int) -> float:
         if step < warmup:
@@ -507,6 +516,9 @@ class Trainer:
         # another --lr or --weight-decay takes them from here on), and the next step's learning
         # rate under this run's plan (the saved one ends the old plan: 0 at its last step, when
         # a finished run is extended with more --steps)
+        _note_changed("lr", self.sched.base_lrs[0], cfg.lr, ck["step"])
+        _note_changed("weight_decay", self.opt.param_groups[0]["weight_decay"],
+                      cfg.weight_decay, ck["step"])
         self.sched.base_lrs = [cfg.lr] * len(self.opt.param_groups)
         self.opt.param_groups[0]["weight_decay"] = cfg.weight_decay
         for group, base in zip(self.opt.param_groups, self.sched.base_lrs):

@@ -114,8 +114,8 @@ OTHER_COMMANDS = [      # (the command's arguments, the flag named, why); {m}: t
      "standard injects no pivot"),
     (["run", "--decoder", "ag", "--order", "best-to-worst", "--gap", "2", TEXT], "order",
      "the ag decoder has no order"),
-    (["sample", "--target-temperature", "0.5", "--min-temperature", "2", TEXT],
-     "min-temperature", "a floor above the target replaces it"),
+    (["sample", "--target-temperature", "0.5", "--min-temperature", "2", "--anneal", "0.1",
+      TEXT], "anneal", "a floor above the target leaves nothing to anneal"),
     (["sample", "--gibbs", "--anneal", "0.1", TEXT], "anneal", "gibbs accepts every proposal"),
     (["joint", "--split", "train", "the ___ ___ sat"], "split", "TEXT has no corpus split"),
     (["joint", "--converged-tol", "0.001", "the ___ ___ sat"], "converged-tol",
@@ -213,7 +213,8 @@ def test_the_python_api_refuses_what_the_command_refuses(bert):
         infill.check(bert, ["the cat sat"], table=True)
     assert e.value.field == "table"
     for options, field in [(dict(window="no"), "window"),
-                           (dict(min_temperature=2, target_temperature=0.5), "min_temperature"),
+                           (dict(min_temperature=2, target_temperature=0.5, anneal=0.1),
+                            "min_temperature"),
                            (dict(gibbs=True, anneal=0.1), "anneal")]:
         with pytest.raises(ConfigError) as e:
             sample_inputs(bert, ["the ___ sat"], sweeps=1, **options)

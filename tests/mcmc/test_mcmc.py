@@ -470,3 +470,12 @@ def test_one_call_per_step_serves_all_chains_and_equal_states_share_energy(oracl
     assert 1 <= energy_calls <= 1 + res.steps
     assert oracle.rows <= L + res.steps * (6 + 6 * L)
     assert res.steps == 2 * L
+
+
+def test_the_floor_stops_annealing_and_never_raises_the_target():
+    """``min_temperature`` is where annealing stops; a target below the default floor stays
+    what was asked (it was raised to the floor, 0.01, from the first sweep)."""
+    from infill.mcmc.kernel import temperatures
+
+    assert temperatures(0.005, 0.0, 0.01, 3) == [0.005] * 3
+    assert temperatures(1.0, 0.4, 0.1, 5) == pytest.approx([1.0, 0.6, 0.2, 0.1, 0.1])
