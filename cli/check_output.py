@@ -150,7 +150,8 @@ def write_plot(path: str, c) -> None:
     step = max(1, n // 60)
     ax.set_xticks(range(0, n, step), [f"{res.positions[k].written}{res.positions[k].position}"
                                       for k in range(0, n, step)], rotation=90, fontsize=7)
-    ax.set_title(f"{c.id}: masked-marginal log p(mut) - log p(wt) ({c.model}); "
+    shown = Path(c.id).name if c.edition is not None else c.id      # an edition: its file
+    ax.set_title(f"{shown}: masked-marginal log p(mut) - log p(wt) ({c.model}); "
                  f"▼ flagged", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01)
     fig.tight_layout()

@@ -111,6 +111,9 @@ def build_grid(names: list[str], beam_sizes: list[int],
     """All (method, beam size, pivot) cells. ``pivots``: (id, label) pairs for the HCB methods."""
     if not beam_sizes or any(b < 1 for b in beam_sizes):
         raise ConfigError(f"beam sizes must be >= 1, got {beam_sizes}", field="beam_size")
+    if pivots and not any(_parse_one(n, 1).config.scorer == "hcb" for n in names):
+        raise ConfigError("'pivot' sets the pivot of the HCB methods (hcb-l2r, hcb-b2w, "
+                          "hcb-any); none of the methods given is one", field="pivot")
     grid: list[Method] = []
     for beam_size in beam_sizes:
         for name in names:

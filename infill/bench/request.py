@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from infill.config import MAX_BEAM, DecodeConfig
 from infill.data.corpora import CORPORA, FORMATS
 from infill.data.splits import SPLITS
+from infill.errors import ConfigError
 from infill.names import DTYPE_SPELLINGS
 from infill.fields import MAX_BATCH_SIZE, Request, Spec, option, seed_option
 
@@ -97,6 +98,11 @@ class BenchRequest(Request):
                            "compilation).")
     data_root: str | None = option(None, str, "Folder of the named corpora", optional=True)
     # (not part of the results' identity: a run elsewhere with the corpora elsewhere is the same)
+
+    def check(self) -> None:
+        if self.bertscore_layers is not None and self.bertscore_model is None:
+            raise ConfigError("'bertscore_layers' is the layer of the BERTScore scorer model; "
+                              "give bertscore_model too", field="bertscore_layers")
 
     def normalize(self) -> None:
         """A list is read as a tuple; a value repeated on a grid axis runs once, with a warning

@@ -123,6 +123,10 @@ OTHER_COMMANDS = [      # (the command's arguments, the flag named, why); {m}: t
     (["joint", "--out", "{out}", "the ___ ___ sat"], "out", "TEXT writes no files"),
     (["joint", "--data", "{data}", "-k", "3"], "top-k", "the metrics show no pairs"),
     (["check", "--marker", "", TEXT], "marker", "an empty marker marks nothing"),
+    (["bench", "{data}", "-o", "{out}", "--methods", "standard-l2r", "--pivot", "the"], "pivot",
+     "no HCB method takes a pivot"),
+    (["bench", "{data}", "-o", "{out}", "--bertscore-layers", "3"], "bertscore-layers",
+     "no BERTScore model to take a layer of"),
     (["check", "-m", "{greek}", "--marker", "@@", EPIDOC], "marker",
      "an edition marks its own lacunae"),
 ]
