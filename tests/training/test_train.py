@@ -315,9 +315,11 @@ def test_a_resume_takes_its_own_learning_rate_and_weight_decay(tmp_path, greek_c
     train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, stop_after=4, **opts))
     before = torch.load(out / "checkpoint.pt", weights_only=True)["optimizer"]["param_groups"]
     assert before[0]["weight_decay"] == 0.01 and before[1]["weight_decay"] == 0.0
-    with pytest.warns(UserWarning, match="resuming with lr 0.0001 from step 5"):
+    with pytest.warns(UserWarning) as said:
         train(GreekFamily(**TINY_GREEK), greek_corpus, cfg(out, resume=True, stop_after=5,
                                                            lr=1e-4, weight_decay=0.5, **opts))
+    assert {str(w.message).split(" (")[0] for w in said} == {
+        "resuming with lr 0.0001 from step 5", "resuming with weight_decay 0.5 from step 5"}
     after = torch.load(out / "checkpoint.pt", weights_only=True)["optimizer"]["param_groups"]
     assert [g["lr"] for g in after] == pytest.approx([1e-4 * (8 - 5) / 6] * 2)
     assert after[0]["weight_decay"] == 0.5 and after[1]["weight_decay"] == 0.0   # biases, norms
