@@ -53,7 +53,7 @@ def check_answer(req: CheckBody, catalog: ModelCatalog, limits: Limits,
     if len(req.text) > limits.max_text:
         raise TooLarge(f"text too long: {len(req.text)} characters (limit {limits.max_text})")
     request = CheckRequest(threshold=req.threshold, marker=req.marker)
-    name = catalog.check(req.model or default_model)
+    name = catalog.check(req.model if req.model is not None else default_model)
     model = catalog.get(name)
     result = check(model, [req.text], request, name=name)[0]
     if result.error is not None:

@@ -23,7 +23,7 @@ from infill.filling.request import NOT_FOR, FillRequest
 from infill.jobs.readings import readings
 from infill.serve.catalog import ModelCatalog
 from infill.serve.limits import Limits, TooLarge
-from infill.serve.schema import NOT_SERVED, OldNames, fill_fields, fill_request
+from infill.serve.schema import NOT_SERVED, OldNames, _gap, fill_fields, fill_request
 
 __all__ = ["READINGS_NOT_SERVED", "ReadingsBody", "parse_readings_body", "readings_answer"]
 
@@ -64,6 +64,21 @@ def parse_readings_body(body: bytes):
         raise InputError(f"{where}: {err['msg']}") from None
 
 
+def _readings_within(model, proposed: list, limits: Limits) -> None:
+    """The readings within this server's limits, as a fill's gaps are: each reading at most
+    ``max_gap`` tokens, the longest of each lacuna together at most ``max_positions``
+    (InputError / :class:`TooLarge`, before any work)."""
+    lacunae = [r.split("|") if isinstance(r, str) else r for r in proposed]
+    longest = [max((len(model.tokenize(a)) for a in alts if isinstance(a, str)), default=0)
+               for alts in lacunae]
+    if max(longest, default=0) > limits.max_gap:
+        raise InputError(f"a reading of {max(longest)} tokens: readings are at most "
+                         f"{limits.max_gap} on this server", field="readings")
+    if sum(longest) > limits.max_positions:
+        raise TooLarge(f"too many positions to fill: {sum(longest)} (limit "
+                       f"{limits.max_positions})")
+
+
 def readings_answer(req, catalog: ModelCatalog, limits: Limits, default_model: str) -> dict:
     """The readings of the request's text scored (run in the uploads' thread, off the event
     loop): one ``infill run --readings --json`` line, or InputError / ConfigError /
@@ -75,8 +90,10 @@ def readings_answer(req, catalog: ModelCatalog, limits: Limits, default_model: s
         if not 1 <= value <= high:
             raise InputError(f"{what} must be between 1 and {high} on this server, got {value}",
                              field=what)
-    name = catalog.check(req.model or default_model)
+    name = catalog.check(req.model if req.model is not None else default_model)
     model = catalog.get(name)
+    _gap(req, limits)
+    _readings_within(model, req.readings, limits)
     result = readings(model, req.text, req.readings,
                       request=fill_request(req, READINGS_NOT_SERVED), name=name)
     result.id = req.id

@@ -204,6 +204,9 @@ def _record(text: str, record: int) -> tuple[str, list[str]]:
     naming it), read as ``infill run`` reads its inputs (:func:`text_inputs`)."""
     inputs = text_inputs(text, "the FASTA text")
     if inputs[0].header is None:            # not FASTA: the text itself
+        if record != 1:
+            raise InputError(f"record {record} asked for, but the text is not FASTA (a "
+                             "'>header' line before each sequence)", field="record")
         return text, []
     if not 1 <= record <= len(inputs):
         raise InputError(f"record {record} asked for, but the FASTA text has {len(inputs)} "

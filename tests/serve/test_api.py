@@ -254,3 +254,23 @@ def test_the_docs_endpoint_table_lists_every_route(client):
     served = {(m, r.path) for r in client.app.routes for m in getattr(r, "methods", ()) or ()
               if m in ("GET", "POST") and (r.path == "/" or r.path.startswith("/api/"))}
     assert listed == served
+
+
+@pytest.mark.parametrize("path, body, status, says", [
+    # readings had no gap or position limit: 200 after a minute of work, the thread held
+    ("/api/readings", {"text": "ἔδοξε τῆι ___ καὶ", "readings": ["α" * 200 + "|" + "β" * 200],
+                       "model": "builtin:greek"}, 400, "readings are at most 32"),
+    ("/api/readings", {"text": "ἔδοξε τῆι ___ καὶ", "readings": ["αβ|γδ"], "gap": 33,
+                       "model": "builtin:greek"}, 400, "gap must be between 1 and 32"),
+    # an empty model name took the server's default
+    ("/api/readings", {"text": "ἔδοξε τῆι ___ καὶ", "readings": ["αβ|γδ"], "model": ""}, 400,
+     "unknown model ''"),
+    ("/api/check", {"text": "To be, or not to be, that is the questoin.", "model": ""}, 400,
+     "unknown model ''"),
+    # a record of text that is not FASTA was ignored
+    ("/api/fill", {"text": "To be or ___ to be", "record": 2}, 400, "the text is not FASTA"),
+])
+def test_a_body_the_server_would_have_misread_is_a_4xx(client, path, body, status, says):
+    r = client.post(path, json=body)
+    assert r.status_code == status and says in r.json()["error"], r.text
+    assert "\n" not in r.json()["error"]
