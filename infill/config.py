@@ -163,14 +163,13 @@ class DecodeConfig(Request):
     def _check_decoder_options(self) -> None:
         """ConfigError for an option of the other decoder (honoured or refused, never dropped):
         :data:`BEAM_ONLY` given to the ag decoder, :data:`AG_ONLY` to beam search."""
-        fields = type(self).fields()
         ag = self.decoder == "ag"
         owner, running = ("beam search", "the ag decoder") if ag else \
             ("the ag decoder (decoder='ag')", "beam search")
-        for name in BEAM_ONLY if ag else AG_ONLY:
-            if getattr(self, name) != fields[name].default:
-                raise ConfigError(f"'{name}' is an option of {owner}; this decode runs "
-                                  f"{running}", field=name)
+        other = self.changed(BEAM_ONLY if ag else AG_ONLY)
+        if other:
+            raise ConfigError(f"'{other[0]}' is an option of {owner}; this decode runs "
+                              f"{running}", field=other[0])
 
     # ---- derived ------------------------------------------------------------------------------
     @property

@@ -179,6 +179,12 @@ class Request:
     def fields(cls) -> dict[str, dataclasses.Field]:
         return {f.name: f for f in dataclasses.fields(cls)}
 
+    def changed(self, names) -> list[str]:
+        """Those of ``names`` whose value differs from its field's default, in that order: the
+        options a caller set, for the rules that refuse an option where it would do nothing."""
+        fields = self.fields()
+        return [n for n in names if getattr(self, n) != fields[n].default]
+
     @classmethod
     def rules(cls, name: str) -> Spec:
         """The rules of field ``name``."""

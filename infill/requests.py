@@ -101,11 +101,10 @@ class SampleRequest(Request):
         if not self.burn_in < self.sweeps:
             raise ConfigError("'burn_in' must be less than 'sweeps' (the sweeps not counted "
                               "among all)", field=("burn_in", "sweeps"))
-        fields = type(self).fields()
-        for name in ("target_temperature", "anneal", "min_temperature") if self.gibbs else ():
-            if getattr(self, name) != fields[name].default:
-                raise ConfigError(f"'{name}' tempers the MH acceptance; 'gibbs' accepts every "
-                                  "proposal", field=(name, "gibbs"))
+        tempered = self.changed(("target_temperature", "anneal", "min_temperature"))
+        if self.gibbs and tempered:
+            raise ConfigError(f"'{tempered[0]}' tempers the MH acceptance; 'gibbs' accepts "
+                              "every proposal", field=(tempered[0], "gibbs"))
         if self.anneal > 0 and self.min_temperature >= self.target_temperature:
             raise ConfigError(f"'anneal' lowers the target temperature "
                               f"({self.target_temperature:g}) down to 'min_temperature' "

@@ -100,17 +100,16 @@ def _check_own_edges(edges: str | None) -> None:
 def _check_own_options(config: DecodeConfig) -> None:
     """ConfigError for an option of a model's own search given to a fill that does not run it
     (honoured or refused, never dropped)."""
-    defaults = DecodeConfig.fields()
     if config.temperature is not None and config.sampling != "temperature":
         raise ConfigError("'temperature' tempers sampling \"temperature\" and Aeneas's own search "
                           "(an Aeneas model, order any-order, scorer standard); this fill "
                           f"runs infill's {config.decoder} decoder without sampling",
                           field="temperature")
-    for name in OWN_SEARCH_OPTIONS:
-        if getattr(config, name) != defaults[name].default:
-            raise ConfigError(f"'{name}' is an option of Aeneas's own search (an Aeneas model, "
-                              "order any-order, scorer standard); this fill runs infill's "
-                              f"{config.decoder} decoder", field=name)
+    own = config.changed(OWN_SEARCH_OPTIONS)
+    if own:
+        raise ConfigError(f"'{own[0]}' is an option of Aeneas's own search (an Aeneas model, "
+                          "order any-order, scorer standard); this fill runs infill's "
+                          f"{config.decoder} decoder", field=own[0])
 
 
 _Job = tuple[tuple[int, int], Encoding, Window, int, int]

@@ -216,10 +216,9 @@ def check_applies(request: FillRequest, kind: str) -> None:
     """:class:`ConfigError` naming the first option of ``request`` (or of its config) that is set
     (differs from its default) although it does not apply to inputs of ``kind``
     (:data:`NOT_FOR`)."""
-    defaults = {**DecodeConfig.fields(), **FillRequest.fields()}
     for name, why in NOT_FOR[kind].items():
         owner = request if name in FillRequest.fields() else request.config
-        if getattr(owner, name) != defaults[name].default:
+        if owner.changed([name]):
             raise ConfigError(f"'{name}' does not apply to {kind}: {why}", field=name)
 
 

@@ -173,7 +173,7 @@ def check_editions(model, files: Sequence[tuple[str, str | None]],
     the model is its length error; ``marker`` does not apply (an edition marks its own
     lacunae), a ConfigError."""
     request = CheckRequest.from_options(request, **options)
-    if request.marker != CheckRequest.fields()["marker"].default:
+    if request.changed(["marker"]):
         raise ConfigError("'marker' does not apply to EpiDoc files: an edition marks its "
                           "lacunae itself (<gap>, <supplied>)", field="marker")
     out, readings = [], []

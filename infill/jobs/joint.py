@@ -97,13 +97,12 @@ class JointRequest(Request):
 def check_mode(request: JointRequest, text: bool) -> None:
     """ConfigError for an option of the other mode (honoured or refused, never dropped): with
     one text, the corpus options (:data:`CORPUS_ONLY`); over a corpus, :data:`TEXT_ONLY`."""
-    fields = type(request).fields()
-    for name in CORPUS_ONLY if text else TEXT_ONLY:
-        if getattr(request, name) != fields[name].default:
-            owner, running = ("the metrics over a corpus (data)", "one TEXT") if text else \
-                ("one TEXT's pairs", "over data")
-            raise ConfigError(f"'{name}' is an option of {owner}; this run is {running}",
-                              field=name)
+    owner, running = ("the metrics over a corpus (data)", "one TEXT") if text else \
+        ("one TEXT's pairs", "over data")
+    other = request.changed(CORPUS_ONLY if text else TEXT_ONLY)
+    if other:
+        raise ConfigError(f"'{other[0]}' is an option of {owner}; this run is {running}",
+                          field=other[0])
 
 
 def _finite(x: float) -> float | None:
